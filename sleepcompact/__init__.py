@@ -1,0 +1,55 @@
+"""sleepcompact: sleep-time compaction for long-running LLM agents.
+
+Keep every conversation inside its model's context window without losing what
+matters. The public surface is small::
+
+    from sleepcompact import Memory
+
+    mem = Memory.from_env()
+    cid = mem.create_conversation(model="claude-sonnet-4-5")
+    mem.append(cid, {"role": "user", "content": "hello"})
+"""
+
+from sleepcompact.api import DatabaseNotInitialized, Memory
+from sleepcompact.config import Settings
+from sleepcompact.domain.budget import Budget, Thresholds
+from sleepcompact.domain.errors import (
+    ContentTooLarge,
+    ConversationNotFound,
+    DuplicateToolCall,
+    EmptyContent,
+    ImportFormatError,
+    InvalidEncoding,
+    InvalidMessage,
+    InvalidSetting,
+    MalformedContent,
+    OrphanToolResult,
+    SleepcompactError,
+    UnknownKind,
+    UnknownRole,
+)
+from sleepcompact.services.context import ContextView
+from sleepcompact.services.conversations import Appended
+
+__all__ = [
+    "Appended",
+    "Budget",
+    "ContentTooLarge",
+    "ContextView",
+    "ConversationNotFound",
+    "DatabaseNotInitialized",
+    "DuplicateToolCall",
+    "EmptyContent",
+    "ImportFormatError",
+    "InvalidEncoding",
+    "InvalidMessage",
+    "InvalidSetting",
+    "MalformedContent",
+    "Memory",
+    "OrphanToolResult",
+    "Settings",
+    "SleepcompactError",
+    "Thresholds",
+    "UnknownKind",
+    "UnknownRole",
+]

@@ -1,0 +1,1 @@
+"""Adapters: the tokenizer, summarizers, redaction (implementations of the service ports)."""

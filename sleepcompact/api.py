@@ -1,0 +1,238 @@
+"""``Memory``: the facade applications import in their request path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.config import Settings
+from sleepcompact.domain.budget import Thresholds
+from sleepcompact.domain.errors import ImportFormatError, SleepcompactError
+from sleepcompact.domain.formats import parse_import
+from sleepcompact.domain.messages import MessageFormat
+from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.services import context as context_service
+from sleepcompact.services import conversations, transfer
+from sleepcompact.services.context import ContextView, RenderFormat
+from sleepcompact.services.conversations import Appended, ConversationSpec
+from sleepcompact.services.ports import TokenCounter
+from sleepcompact.store import migrate
+from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
+from sleepcompact.store.uow import SqlUnitOfWork
+
+
+class DatabaseNotInitialized(SleepcompactError):
+    """The database has not been migrated to this version's schema; run ``sleepcompact init``."""
+
+
+class Memory:
+    """Conversations, their budgets and their history, on one database.
+
+    Build it with ``Memory.from_env()`` or ``Memory(settings)``. Engines are
+    created here, never at import time. An embedded SQLite database is
+    migrated automatically; other databases must be initialized with
+    ``sleepcompact init`` (so a fleet of workers never races on DDL).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        database_url: str | None = None,
+        broker_url: str | None = None,
+        counter: TokenCounter | None = None,
+        auto_migrate: bool | None = None,
+    ) -> None:
+        settings = settings or Settings()
+        if database_url is not None:
+            settings = settings.with_overrides(database_url=database_url)
+        if broker_url is not None:
+            settings = settings.with_overrides(broker_url=broker_url)
+        self.settings = settings
+        self.counter: TokenCounter = counter or load_counter()
+        self.engine: Engine = make_engine(settings.database_url)
+        self._sessions = make_session_factory(self.engine)
+        self._read_sessions = make_session_factory(self.engine, readonly=True)
+        should_migrate = is_sqlite(self.engine) if auto_migrate is None else auto_migrate
+        if should_migrate:
+            migrate.upgrade(self.engine)
+        elif migrate.current_revision(self.engine) != migrate.head_revision():
+            raise DatabaseNotInitialized(
+                f"the database at {self.engine.url.render_as_string(hide_password=True)} is not at schema "
+                f"{migrate.head_revision()}; run `sleepcompact init`"
+            )
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> Memory:
+        """A Memory configured from the environment (see ``Settings.from_env``)."""
+        return cls(Settings.from_env(), **kwargs)
+
+    # -- units of work --------------------------------------------------------------------------------
+
+    def uow(self) -> SqlUnitOfWork:
+        """A fresh unit of work (one transaction)."""
+        return SqlUnitOfWork(self._sessions)
+
+    def read_uow(self) -> SqlUnitOfWork:
+        """A unit of work for reads only; on SQLite it never waits for the write lock."""
+        return SqlUnitOfWork(self._read_sessions)
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The global default thresholds."""
+        return self.settings.thresholds
+
+    # -- conversations ----------------------------------------------------------------------------------
+
+    def create_conversation(
+        self,
+        model: str | None = None,
+        *,
+        tenant_id: str = "default",
+        agent_id: str = "default",
+        plan: str | None = None,
+        context_window: int | None = None,
+        output_reserve: int | None = None,
+        thresholds: Thresholds | None = None,
+        auto_compact: bool | None = None,
+        conversation_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Create a conversation and return its id. ``plan`` caps the window (free 16k, pro 32k, ultra)."""
+        spec = ConversationSpec(
+            model=model or self.settings.default_model,
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            plan=plan,
+            context_window=context_window,
+            output_reserve=output_reserve,
+            thresholds=thresholds,
+            auto_compact=auto_compact,
+            conversation_id=conversation_id,
+            metadata=metadata,
+        )
+        return conversations.create_conversation(self.uow(), spec)
+
+    def append(
+        self, conversation_id: str, message: Mapping[str, Any], *, fmt: MessageFormat = "auto"
+    ) -> Appended:
+        """Append an Anthropic- or OpenAI-shaped message; a typed error and no write if invalid."""
+        return conversations.append(
+            self.uow(),
+            self.counter,
+            conversation_id,
+            message,
+            fmt=fmt,
+            max_bytes=self.settings.max_message_bytes,
+        )
+
+    def append_many(
+        self, conversation_id: str, messages: Iterable[Mapping[str, Any]], *, fmt: MessageFormat = "auto"
+    ) -> list[Appended]:
+        """Append several messages in one transaction: all or none."""
+        return conversations.append_many(
+            self.uow(),
+            self.counter,
+            conversation_id,
+            messages,
+            fmt=fmt,
+            max_bytes=self.settings.max_message_bytes,
+        )
+
+    def conversation(self, conversation_id: str) -> ConversationRecord:
+        """The conversation's record (settings and running counters)."""
+        return conversations.get_conversation(self.read_uow(), conversation_id)
+
+    def list_conversations(self, limit: int = 1000) -> list[ConversationRecord]:
+        """Conversations, most recently active first."""
+        return conversations.list_conversations(self.read_uow(), limit)
+
+    def context(
+        self, conversation_id: str, *, system: str | None = None, fmt: RenderFormat = "anthropic"
+    ) -> ContextView:
+        """Exactly what the next LLM call would get, without compacting anything."""
+        return context_service.render_context(
+            self.read_uow(), self.counter, conversation_id, defaults=self.thresholds, system=system, fmt=fmt
+        )
+
+    def stats(self, conversation_id: str | None = None) -> dict[str, Any]:
+        """Counts and tokens for one conversation (with its budget) or for the whole database."""
+        return context_service.conversation_stats(self.read_uow(), conversation_id, self.thresholds)
+
+    def clear(self, conversation_id: str) -> str:
+        """Archive the whole live context (nothing is deleted); returns the id of the clear record."""
+        return conversations.clear(self.uow(), conversation_id)
+
+    # -- export / import --------------------------------------------------------------------------------
+
+    def export(self, conversation_id: str) -> dict[str, Any]:
+        """Every message ever appended (exactly as received), every row with its state, and compactions."""
+        return transfer.export_conversation(self.read_uow(), conversation_id)
+
+    def import_(
+        self,
+        data: bytes | str | Path | Mapping[str, Any] | list[Any],
+        *,
+        fmt: MessageFormat = "auto",
+        conversation_id: str | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        plan: str | None = None,
+        tenant_id: str = "default",
+        agent_id: str = "default",
+        all_records: bool = False,
+        record: int | None = None,
+    ) -> list[str]:
+        """Import conversations from a file, its bytes, or parsed JSON; returns their ids.
+
+        Reads JSON arrays, ``{"messages": [...]}`` objects, JSONL, SWE-agent
+        ``.traj`` files, mini-swe-agent records and sleepcompact exports. Each
+        conversation is all-or-nothing.
+        """
+        source = "<input>"
+        if isinstance(data, Path):
+            source = str(data)
+            try:
+                raw = data.read_bytes()
+            except OSError as exc:
+                raise ImportFormatError(f"cannot read the file: {exc.strerror}", source=source) from exc
+        elif isinstance(data, str):
+            raw = data.encode("utf-8", errors="surrogateescape")
+        elif isinstance(data, bytes):
+            raw = data
+        else:
+            raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        parsed = parse_import(raw, source=source, all_records=all_records, record=record)
+        spec = ConversationSpec(
+            model=model or "",
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            plan=plan,
+            context_window=context_window,
+            conversation_id=conversation_id,
+        )
+        return transfer.import_conversations(
+            self.uow,
+            self.counter,
+            parsed,
+            spec,
+            default_model=self.settings.default_model,
+            fmt=fmt,
+            max_bytes=self.settings.max_message_bytes,
+            source=source,
+        )
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,85 @@
+"""Typed errors. Every one says what was wrong, and none leaves a partial write."""
+
+from __future__ import annotations
+
+
+class SleepcompactError(Exception):
+    """Base class of every error sleepcompact raises on purpose."""
+
+
+class ConversationNotFound(SleepcompactError):
+    """The conversation id names no conversation."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"unknown conversation: {conversation_id!r}")
+        self.conversation_id = conversation_id
+
+
+class InvalidMessage(SleepcompactError):
+    """A message that cannot be appended. Subclasses name the reason."""
+
+
+class UnknownRole(InvalidMessage):
+    """The role is not one of system, user, assistant, tool."""
+
+
+class UnknownKind(InvalidMessage):
+    """The kind is not one a caller may append (message, context)."""
+
+
+class EmptyContent(InvalidMessage):
+    """The message carries no content at all."""
+
+
+class ContentTooLarge(InvalidMessage):
+    """The message is larger than the configured limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"content is {size} bytes, over the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class InvalidEncoding(InvalidMessage):
+    """Text that is not valid UTF-8."""
+
+
+class MalformedContent(InvalidMessage):
+    """Content of the wrong type or shape (a block without a type, arguments that are not JSON...)."""
+
+
+class OrphanToolResult(InvalidMessage):
+    """A tool result whose tool_call_id matches no earlier tool call of the conversation."""
+
+    def __init__(self, tool_call_id: str) -> None:
+        super().__init__(
+            f"tool result for unknown tool call id {tool_call_id!r}: no earlier tool call has it"
+        )
+        self.tool_call_id = tool_call_id
+
+
+class DuplicateToolCall(InvalidMessage):
+    """A tool call id that the conversation already used."""
+
+    def __init__(self, tool_call_id: str) -> None:
+        super().__init__(f"tool call id {tool_call_id!r} is already used in this conversation")
+        self.tool_call_id = tool_call_id
+
+
+class ImportFormatError(SleepcompactError):
+    """An import file that cannot be read. `line` is 1-based when the problem has a line."""
+
+    def __init__(self, reason: str, *, line: int | None = None, source: str | None = None) -> None:
+        where = ""
+        if source:
+            where += f"{source}: "
+        if line is not None:
+            where += f"line {line}: "
+        super().__init__(f"{where}{reason}")
+        self.reason = reason
+        self.line = line
+        self.source = source
+
+
+class InvalidSetting(SleepcompactError):
+    """A configuration value (environment variable or argument) that cannot be used."""

@@ -1,0 +1,130 @@
+"""Plain records the services and the store exchange.
+
+The store maps its tables to these; nothing here knows about SQL. Keeping
+them frozen means a snapshot taken before an LLM call cannot be mutated
+while the call runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sleepcompact.domain.messages import Content
+
+MESSAGE_STATES = ("live", "masked", "truncated", "archived")
+COMPACTION_TRIGGERS = ("sleep", "emergency", "manual", "admin_rerun", "clear")
+COMPACTION_STATUSES = ("running", "applied", "failed", "reverted", "superseded", "stalled", "discarded")
+
+
+@dataclass(frozen=True)
+class ConversationRecord:
+    """A conversation's settings and running counters (one row, one indexed read)."""
+
+    id: str
+    tenant_id: str
+    agent_id: str
+    model: str
+    plan: str | None
+    context_window: int
+    output_reserve: int
+    live_tokens: int
+    live_messages: int
+    next_seq: int
+    compaction_epoch: int
+    created_at: datetime
+    last_activity_at: datetime
+    soft_threshold: float | None = None
+    hard_threshold: float | None = None
+    target_ratio: float | None = None
+    auto_compact: bool | None = None
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    last_sleep_at: datetime | None = None
+    sleep_requested_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    """One stored row: the original part and, when it is not live as-is, its live view."""
+
+    id: int
+    conversation_id: str
+    seq: int
+    part: int
+    role: str
+    kind: str
+    content: Content
+    raw: str | None
+    tool_name: str | None
+    tool_call_id: str | None
+    token_count: int
+    state: str
+    live_content: Content | None
+    live_tokens: int
+    created_at: datetime
+    tool_summary: str | None = None
+    tool_summary_tokens: int | None = None
+    include_in_history: bool = False
+    compaction_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_live(self) -> bool:
+        """Whether the next LLM call carries this row (as itself or as its live view)."""
+        return self.state != "archived"
+
+    @property
+    def view(self) -> Content:
+        """What the model sees of this row now."""
+        return self.live_content if self.live_content is not None else self.content
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A row about to be inserted (no id yet)."""
+
+    seq: int
+    part: int
+    role: str
+    kind: str
+    content: Content
+    raw: str | None
+    tool_name: str | None
+    tool_call_id: str | None
+    token_count: int
+    tool_summary: str | None = None
+    tool_summary_tokens: int | None = None
+    include_in_history: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """One compaction (or clear) and its figures."""
+
+    id: str
+    conversation_id: str
+    trigger: str
+    status: str
+    steps: list[dict[str, Any]]
+    first_seq: int | None
+    last_seq: int | None
+    messages_affected: int
+    tokens_before: int
+    tokens_after: int
+    created_at: datetime
+    summary_message_id: int | None = None
+    previous_compaction_id: str | None = None
+    summarizer_provider: str | None = None
+    summarizer_model: str | None = None
+    llm_input_tokens: int = 0
+    llm_output_tokens: int = 0
+    llm_cost_usd: float = 0.0
+    llm_batch: bool = False
+    duration_ms: int = 0
+    error: str | None = None
+    input_hash: str | None = None
+    snapshot_epoch: int = 0

@@ -1,0 +1,80 @@
+"""A strict validator of the Anthropic Messages request shape.
+
+The guard and the tests use it to prove a rendered context would be accepted:
+roles alternate starting with user, no content is empty, every ``tool_use`` is
+answered at the start of the next user turn and every ``tool_result`` answers
+a call of the turn just before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def anthropic_problems(messages: Sequence[dict[str, Any]], *, allow_pending_calls: bool = True) -> list[str]:
+    """Every rule the request breaks, as readable sentences; empty when it is valid.
+
+    ``allow_pending_calls`` accepts tool calls in the final assistant turn that
+    are not answered yet (the caller adds the results before sending).
+    """
+    problems: list[str] = []
+    if not messages:
+        return ["there are no messages"]
+    if messages[0].get("role") != "user":
+        problems.append("the first message is not a user message")
+    prev_role: str | None = None
+    pending: list[str] = []
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role not in ("user", "assistant"):
+            problems.append(f"message {i}: role {role!r} is not user or assistant")
+            continue
+        if role == prev_role:
+            problems.append(f"message {i}: two {role} messages in a row")
+        content = msg.get("content")
+        blocks: list[dict[str, Any]]
+        if isinstance(content, str):
+            if not content.strip():
+                problems.append(f"message {i}: empty text")
+            blocks = []
+        elif isinstance(content, list):
+            if not content:
+                problems.append(f"message {i}: empty content list")
+            blocks = content
+        else:
+            problems.append(f"message {i}: content is neither text nor blocks")
+            blocks = []
+        for j, block in enumerate(blocks):
+            btype = block.get("type")
+            if btype == "text" and not str(block.get("text", "")).strip():
+                problems.append(f"message {i} block {j}: empty text block")
+            if btype == "tool_use" and role != "assistant":
+                problems.append(f"message {i} block {j}: tool_use outside an assistant turn")
+            if btype == "tool_result" and role != "user":
+                problems.append(f"message {i} block {j}: tool_result outside a user turn")
+        if role == "user":
+            results = [b for b in blocks if b.get("type") == "tool_result"]
+            leading = 0
+            for b in blocks:
+                if b.get("type") != "tool_result":
+                    break
+                leading += 1
+            if leading != len(results):
+                problems.append(f"message {i}: tool_result blocks do not all come first")
+            answered = [str(b.get("tool_use_id")) for b in results]
+            for tid in answered:
+                if tid not in pending:
+                    problems.append(f"message {i}: tool_result {tid} answers no call of the previous turn")
+            for tid in pending:
+                if tid not in answered:
+                    problems.append(f"message {i}: tool_use {tid} of the previous turn is not answered")
+            pending = []
+        else:
+            pending = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+            if len(set(pending)) != len(pending):
+                problems.append(f"message {i}: duplicate tool_use ids")
+        prev_role = role
+    if pending and not allow_pending_calls:
+        problems.append("the last assistant turn has unanswered tool calls")
+    return problems

@@ -1,0 +1,253 @@
+"""Use cases on conversations: create, append, clear, stats.
+
+Each function owns its transaction (``with uow: ... uow.commit()``) and takes
+primitives. Validation happens before anything is written, and the whole
+append is one transaction, so a bad message leaves the database unchanged.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sleepcompact.domain.budget import Thresholds, output_reserve_for, resolve_window
+from sleepcompact.domain.errors import (
+    ConversationNotFound,
+    DuplicateToolCall,
+    InvalidSetting,
+    OrphanToolResult,
+)
+from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
+from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
+from sleepcompact.services.ports import Repository, TokenCounter, UnitOfWork
+
+
+def utcnow() -> datetime:
+    """The current time in UTC (one place, so tests can reason about it)."""
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str) -> str:
+    """A short random id with a readable prefix, e.g. ``conv_4f1c...``."""
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class ConversationSpec:
+    """What a new conversation is created with."""
+
+    model: str
+    tenant_id: str = "default"
+    agent_id: str = "default"
+    plan: str | None = None
+    context_window: int | None = None
+    output_reserve: int | None = None
+    thresholds: Thresholds | None = None
+    auto_compact: bool | None = None
+    conversation_id: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+def build_conversation(spec: ConversationSpec, now: datetime) -> ConversationRecord:
+    """A validated conversation record (not stored yet)."""
+    window = resolve_window(spec.model, spec.plan, spec.context_window)
+    reserve = (
+        spec.output_reserve if spec.output_reserve is not None else output_reserve_for(spec.model, window)
+    )
+    if not 0 <= reserve < window:
+        raise InvalidSetting(f"output_reserve must be between 0 and the window ({window}), got {reserve}")
+    cid = spec.conversation_id or new_id("conv")
+    if not cid or len(cid) > 40:
+        raise InvalidSetting(f"a conversation id has 1 to 40 characters, got {cid!r}")
+    t = spec.thresholds
+    return ConversationRecord(
+        id=cid,
+        tenant_id=spec.tenant_id,
+        agent_id=spec.agent_id,
+        model=spec.model,
+        plan=spec.plan,
+        context_window=window,
+        output_reserve=reserve,
+        live_tokens=0,
+        live_messages=0,
+        next_seq=1,
+        compaction_epoch=0,
+        created_at=now,
+        last_activity_at=now,
+        soft_threshold=t.soft if t else None,
+        hard_threshold=t.hard if t else None,
+        target_ratio=t.target if t else None,
+        auto_compact=spec.auto_compact,
+        metadata=dict(spec.metadata or {}),
+    )
+
+
+def create_conversation(uow: UnitOfWork, spec: ConversationSpec) -> str:
+    """Create a conversation; returns its id."""
+    record = build_conversation(spec, utcnow())
+    with uow:
+        if uow.repo.get_conversation(record.id) is not None:
+            raise InvalidSetting(f"conversation {record.id!r} already exists")
+        uow.repo.add_conversation(record)
+        uow.commit()
+    return record.id
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What an append stored: the seqs of its rows and the tokens they cost."""
+
+    conversation_id: str
+    seqs: tuple[int, ...]
+    tokens: int
+
+
+def prepare(
+    message: object, counter: TokenCounter, *, fmt: MessageFormat, max_bytes: int
+) -> tuple[NormalizedMessage, list[int]]:
+    """Validate and count one message outside any transaction (counting can take a while)."""
+    normalized = normalize(message, fmt=fmt, max_bytes=max_bytes)
+    return normalized, [part_tokens(p.content, counter.count) for p in normalized.parts]
+
+
+def store_prepared(
+    repo: Repository,
+    conversation_id: str,
+    normalized: NormalizedMessage,
+    tokens: list[int],
+    now: datetime,
+    count: Callable[[str], int],
+) -> Appended:
+    """Insert one prepared message inside the caller's transaction, checking tool-call links first."""
+    parts = normalized.parts
+    total = sum(tokens)
+    first = repo.reserve_seqs(conversation_id, len(parts), total, len(parts), now)
+    if first is None:
+        raise ConversationNotFound(conversation_id)
+    call_ids = normalized.tool_call_ids
+    if len(set(call_ids)) != len(call_ids):
+        dup = next(c for c in call_ids if call_ids.count(c) > 1)
+        raise DuplicateToolCall(dup)
+    if call_ids and (taken := repo.tool_calls(conversation_id, call_ids)):
+        raise DuplicateToolCall(next(iter(taken)))
+    result_ids = normalized.tool_result_ids
+    known = repo.tool_calls(conversation_id, result_ids)
+    for tid in result_ids:
+        if tid not in known:
+            raise OrphanToolResult(tid)
+    rows = []
+    for i, (part, cost) in enumerate(zip(parts, tokens, strict=True)):
+        summary = part.metadata.get("tool_summary")
+        meta = {k: v for k, v in part.metadata.items() if k not in ("tool_summary", "include_in_history")}
+        rows.append(
+            NewMessage(
+                seq=first + i,
+                part=i,
+                role=part.role,
+                kind=part.kind,
+                content=part.content,
+                raw=normalized.raw if i == 0 else None,
+                tool_name=part.tool_name if part.kind == "tool_call" else known.get(part.tool_call_id or ""),
+                tool_call_id=part.tool_call_id,
+                token_count=cost,
+                tool_summary=summary,
+                tool_summary_tokens=count(summary) if summary else None,
+                include_in_history=bool(part.metadata.get("include_in_history")),
+                metadata=meta,
+            )
+        )
+    repo.add_messages(conversation_id, rows, now)
+    return Appended(conversation_id, tuple(r.seq for r in rows), total)
+
+
+def append(
+    uow: UnitOfWork,
+    counter: TokenCounter,
+    conversation_id: str,
+    message: object,
+    *,
+    fmt: MessageFormat = "auto",
+    max_bytes: int = 2 * 1024 * 1024,
+) -> Appended:
+    """Append one message: validated, counted once, live_tokens updated in the same transaction."""
+    normalized, tokens = prepare(message, counter, fmt=fmt, max_bytes=max_bytes)
+    with uow:
+        result = store_prepared(uow.repo, conversation_id, normalized, tokens, utcnow(), counter.count)
+        uow.commit()
+    return result
+
+
+def append_many(
+    uow: UnitOfWork,
+    counter: TokenCounter,
+    conversation_id: str,
+    messages: Iterable[object],
+    *,
+    fmt: MessageFormat = "auto",
+    max_bytes: int = 2 * 1024 * 1024,
+) -> list[Appended]:
+    """Append several messages all-or-nothing: one bad message and none is stored."""
+    prepared = [prepare(m, counter, fmt=fmt, max_bytes=max_bytes) for m in messages]
+    with uow:
+        now = utcnow()
+        out = [store_prepared(uow.repo, conversation_id, n, t, now, counter.count) for n, t in prepared]
+        uow.commit()
+    return out
+
+
+def get_conversation(uow: UnitOfWork, conversation_id: str) -> ConversationRecord:
+    """The conversation record, or ConversationNotFound."""
+    with uow:
+        conv = uow.repo.get_conversation(conversation_id)
+    if conv is None:
+        raise ConversationNotFound(conversation_id)
+    return conv
+
+
+def clear(uow: UnitOfWork, conversation_id: str) -> str:
+    """Empty the live context by archiving every live row (nothing is deleted).
+
+    Recorded as a compaction with trigger ``clear``, including each row's
+    prior live state, so ``restore`` can bring the context back exactly.
+    """
+    with uow:
+        conv = uow.repo.get_conversation(conversation_id)
+        if conv is None:
+            raise ConversationNotFound(conversation_id)
+        live = uow.repo.live_messages(conversation_id)
+        cid = new_id("cmp")
+        record = CompactionRecord(
+            id=cid,
+            conversation_id=conversation_id,
+            trigger="clear",
+            status="applied",
+            steps=[{"step": "clear", "tokens_saved": conv.live_tokens, "messages": len(live)}],
+            first_seq=live[0].seq if live else None,
+            last_seq=live[-1].seq if live else None,
+            messages_affected=len(live),
+            tokens_before=conv.live_tokens,
+            tokens_after=0,
+            created_at=utcnow(),
+            snapshot_epoch=conv.compaction_epoch,
+        )
+        prior = [
+            {"id": m.id, "state": m.state, "compaction_id": m.compaction_id, "live_tokens": m.live_tokens}
+            for m in live
+        ]
+        uow.repo.add_compaction(record, meta={"prior": prior})
+        if live:
+            uow.repo.archive_live(conversation_id, cid, live[-1].seq)
+        uow.repo.set_counters(
+            conversation_id, live_tokens=0, live_messages=0, epoch=conv.compaction_epoch + 1
+        )
+        uow.commit()
+    return cid
+
+
+def list_conversations(uow: UnitOfWork, limit: int = 1000) -> list[ConversationRecord]:
+    """Conversations, most recently active first."""
+    with uow:
+        return uow.repo.list_conversations(limit)

@@ -1,0 +1,125 @@
+"""Export every message ever appended, and import conversations all-or-nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from typing import Any
+
+from sleepcompact.domain.errors import ConversationNotFound, ImportFormatError, InvalidMessage
+from sleepcompact.domain.formats import ParsedConversation
+from sleepcompact.domain.messages import MessageFormat
+from sleepcompact.domain.records import MessageRecord
+from sleepcompact.services.conversations import (
+    ConversationSpec,
+    build_conversation,
+    prepare,
+    store_prepared,
+    utcnow,
+)
+from sleepcompact.services.ports import TokenCounter, UnitOfWork
+
+EXPORT_FORMAT = "sleepcompact.export/1"
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def _row(m: MessageRecord) -> dict[str, Any]:
+    return {
+        "seq": m.seq,
+        "part": m.part,
+        "role": m.role,
+        "kind": m.kind,
+        "state": m.state,
+        "content": m.content,
+        "live_content": m.live_content,
+        "tool_name": m.tool_name,
+        "tool_call_id": m.tool_call_id,
+        "token_count": m.token_count,
+        "live_tokens": m.live_tokens,
+        "tool_summary": m.tool_summary,
+        "include_in_history": m.include_in_history,
+        "compaction_id": m.compaction_id,
+        "created_at": _iso(m.created_at),
+        "metadata": m.metadata,
+    }
+
+
+def export_conversation(uow: UnitOfWork, conversation_id: str) -> dict[str, Any]:
+    """Everything about a conversation: the originals as appended, every row with its state, compactions.
+
+    ``appended`` holds each appended message exactly as it was received, in
+    order; importing an export replays those.
+    """
+    with uow:
+        conv = uow.repo.get_conversation(conversation_id)
+        if conv is None:
+            raise ConversationNotFound(conversation_id)
+        rows = uow.repo.all_messages(conversation_id)
+        compactions = uow.repo.compactions(conversation_id)
+    conversation = {k: _iso(v) for k, v in asdict(conv).items()}
+    return {
+        "format": EXPORT_FORMAT,
+        "conversation": conversation,
+        "appended": [json.loads(m.raw) for m in rows if m.raw is not None],
+        "messages": [_row(m) for m in rows],
+        "compactions": [{k: _iso(v) for k, v in asdict(c).items()} for c in compactions],
+    }
+
+
+def import_conversations(
+    uow_factory: Callable[[], UnitOfWork],
+    counter: TokenCounter,
+    parsed: list[ParsedConversation],
+    spec: ConversationSpec,
+    *,
+    default_model: str,
+    fmt: MessageFormat = "auto",
+    max_bytes: int = 2 * 1024 * 1024,
+    source: str = "<input>",
+) -> list[str]:
+    """Import each parsed conversation in its own transaction; returns the ids.
+
+    With ``spec.conversation_id`` and one conversation, messages go to that
+    conversation (created if it does not exist). A bad message anywhere in a
+    conversation stores none of it.
+    """
+    ids: list[str] = []
+    for conv_data in parsed:
+        # Validate and count everything before opening the transaction.
+        prepared = []
+        for i, message in enumerate(conv_data.messages):
+            try:
+                prepared.append(prepare(message, counter, fmt=fmt, max_bytes=max_bytes))
+            except InvalidMessage as exc:
+                raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
+        model = spec.model or conv_data.model or default_model
+        this_spec = replace(
+            spec,
+            model=model,
+            conversation_id=spec.conversation_id if len(parsed) == 1 else None,
+            metadata={**conv_data.metadata, **dict(spec.metadata or {})},
+        )
+        uow = uow_factory()
+        with uow:
+            now = utcnow()
+            existing = (
+                uow.repo.get_conversation(this_spec.conversation_id) if this_spec.conversation_id else None
+            )
+            if existing is None:
+                record = build_conversation(this_spec, now)
+                uow.repo.add_conversation(record)
+                cid = record.id
+            else:
+                cid = existing.id
+            for i, (normalized, tokens) in enumerate(prepared):
+                try:
+                    store_prepared(uow.repo, cid, normalized, tokens, now, counter.count)
+                except InvalidMessage as exc:
+                    raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
+            uow.commit()
+        ids.append(cid)
+    return ids

@@ -1,0 +1,72 @@
+"""Engines and sessions, built on demand (never at import time).
+
+SQLite gets WAL, foreign keys, a busy timeout, and ``BEGIN IMMEDIATE`` for
+every transaction: a reader that later writes would otherwise fail with
+``database is locked`` instead of waiting its turn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def normalize_url(url: str) -> str:
+    """Let users write ``postgresql://``; we drive PostgreSQL with psycopg 3."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url`` with the pragmas and pool settings this project relies on."""
+    url = normalize_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **kwargs)
+        _sqlite_pragmas(engine)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def _sqlite_pragmas(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Take transaction control from the driver so BEGIN IMMEDIATE below is the only BEGIN.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # Readers (the guard's check, exports) take no write lock: WAL lets them run beside a writer.
+        if conn.get_execution_options().get(READONLY_OPTION):
+            conn.exec_driver_sql("BEGIN")
+        else:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+READONLY_OPTION = "sleepcompact_readonly"
+
+
+def make_session_factory(engine: Engine, *, readonly: bool = False) -> sessionmaker[Session]:
+    """Sessions that keep loaded values after commit; ``readonly`` ones never take SQLite's write lock."""
+    bind = engine.execution_options(**{READONLY_OPTION: True}) if readonly else engine
+    return sessionmaker(bind=bind, expire_on_commit=False)
+
+
+def is_sqlite(engine: Engine) -> bool:
+    """Whether the engine talks to SQLite."""
+    return engine.dialect.name == "sqlite"

@@ -1,0 +1,1 @@
+"""Alembic migrations (run through ``sleepcompact.store.migrate``, not the alembic CLI)."""

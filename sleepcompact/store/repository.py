@@ -1,0 +1,346 @@
+"""The SQL repository: maps tables to the domain's records, one session at a time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from sleepcompact.domain.messages import Content
+from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.store.models import Compaction, Conversation, Message
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; everything we store is UTC.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def _load(text: str | None) -> Content | None:
+    if text is None:
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, str | list) else str(value)
+
+
+def dump_content(content: Content) -> str:
+    """Content as stored: JSON text, non-ASCII kept as is."""
+    return json.dumps(content, ensure_ascii=False)
+
+
+def conversation_record(row: Conversation) -> ConversationRecord:
+    """Map a row to its record."""
+    return ConversationRecord(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        agent_id=row.agent_id,
+        model=row.model,
+        plan=row.plan,
+        context_window=row.context_window,
+        output_reserve=row.output_reserve,
+        live_tokens=row.live_tokens,
+        live_messages=row.live_messages,
+        next_seq=row.next_seq,
+        compaction_epoch=row.compaction_epoch,
+        created_at=_aware(row.created_at) or row.created_at,
+        last_activity_at=_aware(row.last_activity_at) or row.last_activity_at,
+        soft_threshold=row.soft_threshold,
+        hard_threshold=row.hard_threshold,
+        target_ratio=row.target_ratio,
+        auto_compact=row.auto_compact,
+        lease_owner=row.lease_owner,
+        lease_expires_at=_aware(row.lease_expires_at),
+        last_sleep_at=_aware(row.last_sleep_at),
+        sleep_requested_at=_aware(row.sleep_requested_at),
+        metadata=dict(row.meta or {}),
+    )
+
+
+def message_record(row: Message) -> MessageRecord:
+    """Map a row to its record."""
+    content = _load(row.content)
+    return MessageRecord(
+        id=row.id,
+        conversation_id=row.conversation_id,
+        seq=row.seq,
+        part=row.part,
+        role=row.role,
+        kind=row.kind,
+        content=content if content is not None else "",
+        raw=row.raw,
+        tool_name=row.tool_name,
+        tool_call_id=row.tool_call_id,
+        token_count=row.token_count,
+        state=row.state,
+        live_content=_load(row.live_content),
+        live_tokens=row.live_tokens,
+        created_at=_aware(row.created_at) or row.created_at,
+        tool_summary=row.tool_summary,
+        tool_summary_tokens=row.tool_summary_tokens,
+        include_in_history=row.include_in_history,
+        compaction_id=row.compaction_id,
+        metadata=dict(row.meta or {}),
+    )
+
+
+def compaction_record(row: Compaction) -> CompactionRecord:
+    """Map a row to its record."""
+    return CompactionRecord(
+        id=row.id,
+        conversation_id=row.conversation_id,
+        trigger=row.trigger,
+        status=row.status,
+        steps=list(row.steps or []),
+        first_seq=row.first_seq,
+        last_seq=row.last_seq,
+        messages_affected=row.messages_affected,
+        tokens_before=row.tokens_before,
+        tokens_after=row.tokens_after,
+        created_at=_aware(row.created_at) or row.created_at,
+        summary_message_id=row.summary_message_id,
+        previous_compaction_id=row.previous_compaction_id,
+        summarizer_provider=row.summarizer_provider,
+        summarizer_model=row.summarizer_model,
+        llm_input_tokens=row.llm_input_tokens,
+        llm_output_tokens=row.llm_output_tokens,
+        llm_cost_usd=row.llm_cost_usd,
+        llm_batch=row.llm_batch,
+        duration_ms=row.duration_ms,
+        error=row.error,
+        input_hash=row.input_hash,
+        snapshot_epoch=row.snapshot_epoch,
+    )
+
+
+class SqlRepository:
+    """``Repository`` over one SQLAlchemy session."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def add_conversation(self, record: ConversationRecord) -> None:
+        """Insert a new conversation."""
+        self.session.add(
+            Conversation(
+                id=record.id,
+                tenant_id=record.tenant_id,
+                agent_id=record.agent_id,
+                model=record.model,
+                plan=record.plan,
+                context_window=record.context_window,
+                output_reserve=record.output_reserve,
+                soft_threshold=record.soft_threshold,
+                hard_threshold=record.hard_threshold,
+                target_ratio=record.target_ratio,
+                auto_compact=record.auto_compact,
+                live_tokens=record.live_tokens,
+                live_messages=record.live_messages,
+                next_seq=record.next_seq,
+                compaction_epoch=record.compaction_epoch,
+                last_activity_at=record.last_activity_at,
+                created_at=record.created_at,
+                meta=record.metadata,
+            )
+        )
+        self.session.flush()
+
+    def get_conversation(self, conversation_id: str) -> ConversationRecord | None:
+        """One conversation by primary key, or None."""
+        row = self.session.get(Conversation, conversation_id)
+        return conversation_record(row) if row is not None else None
+
+    def list_conversations(self, limit: int = 1000) -> list[ConversationRecord]:
+        """Conversations, most recently active first."""
+        rows = self.session.scalars(
+            select(Conversation).order_by(Conversation.last_activity_at.desc(), Conversation.id).limit(limit)
+        )
+        return [conversation_record(r) for r in rows]
+
+    def reserve_seqs(
+        self, conversation_id: str, count: int, tokens: int, messages: int, now: datetime
+    ) -> int | None:
+        """Take ``count`` seqs with one conditional UPDATE (it also serializes concurrent appends)."""
+        new_next = self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(
+                next_seq=Conversation.next_seq + count,
+                live_tokens=Conversation.live_tokens + tokens,
+                live_messages=Conversation.live_messages + messages,
+                last_activity_at=now,
+            )
+            .returning(Conversation.next_seq)
+        ).scalar_one_or_none()
+        if new_next is None:
+            return None
+        self.session.expire_all()
+        return int(new_next) - count
+
+    def tool_calls(self, conversation_id: str, ids: Sequence[str]) -> dict[str, str | None]:
+        """Of ``ids``, those naming an existing tool call of this conversation, with the tool's name."""
+        if not ids:
+            return {}
+        rows = self.session.execute(
+            select(Message.tool_call_id, Message.tool_name).where(
+                Message.conversation_id == conversation_id,
+                Message.kind == "tool_call",
+                Message.tool_call_id.in_(list(ids)),
+            )
+        )
+        return {str(tid): name for tid, name in rows}
+
+    def add_messages(self, conversation_id: str, messages: Sequence[NewMessage], now: datetime) -> list[int]:
+        """Insert rows, all live, and return their ids."""
+        rows = [
+            Message(
+                conversation_id=conversation_id,
+                seq=m.seq,
+                part=m.part,
+                role=m.role,
+                kind=m.kind,
+                content=dump_content(m.content),
+                raw=m.raw,
+                tool_name=m.tool_name,
+                tool_call_id=m.tool_call_id,
+                token_count=m.token_count,
+                state="live",
+                live_content=None,
+                live_tokens=m.token_count,
+                tool_summary=m.tool_summary,
+                tool_summary_tokens=m.tool_summary_tokens,
+                include_in_history=m.include_in_history,
+                created_at=now,
+                meta=m.metadata,
+            )
+            for m in messages
+        ]
+        self.session.add_all(rows)
+        self.session.flush()
+        return [r.id for r in rows]
+
+    def live_messages(self, conversation_id: str) -> list[MessageRecord]:
+        """Rows the next call carries (served by the partial index ix_message_live)."""
+        rows = self.session.scalars(
+            select(Message)
+            .where(Message.conversation_id == conversation_id, Message.state != "archived")
+            .order_by(Message.seq)
+        )
+        return [message_record(r) for r in rows]
+
+    def all_messages(self, conversation_id: str) -> list[MessageRecord]:
+        """Every row ever stored, archived ones included."""
+        rows = self.session.scalars(
+            select(Message).where(Message.conversation_id == conversation_id).order_by(Message.seq)
+        )
+        return [message_record(r) for r in rows]
+
+    def compactions(self, conversation_id: str) -> list[CompactionRecord]:
+        """Compactions of the conversation, oldest first."""
+        rows = self.session.scalars(
+            select(Compaction)
+            .where(Compaction.conversation_id == conversation_id)
+            .order_by(Compaction.created_at, Compaction.id)
+        )
+        return [compaction_record(r) for r in rows]
+
+    def add_compaction(self, record: CompactionRecord, meta: dict[str, Any] | None = None) -> None:
+        """Insert a compaction record."""
+        self.session.add(
+            Compaction(
+                id=record.id,
+                conversation_id=record.conversation_id,
+                trigger=record.trigger,
+                status=record.status,
+                steps=record.steps,
+                first_seq=record.first_seq,
+                last_seq=record.last_seq,
+                messages_affected=record.messages_affected,
+                tokens_before=record.tokens_before,
+                tokens_after=record.tokens_after,
+                summary_message_id=record.summary_message_id,
+                previous_compaction_id=record.previous_compaction_id,
+                summarizer_provider=record.summarizer_provider,
+                summarizer_model=record.summarizer_model,
+                llm_input_tokens=record.llm_input_tokens,
+                llm_output_tokens=record.llm_output_tokens,
+                llm_cost_usd=record.llm_cost_usd,
+                llm_batch=record.llm_batch,
+                duration_ms=record.duration_ms,
+                error=record.error,
+                input_hash=record.input_hash,
+                snapshot_epoch=record.snapshot_epoch,
+                created_at=record.created_at,
+                meta=meta or {},
+            )
+        )
+        self.session.flush()
+
+    def archive_live(self, conversation_id: str, compaction_id: str, up_to_seq: int) -> int:
+        """Archive every live row up to a seq, remembering which compaction did it."""
+        result = self.session.execute(
+            update(Message)
+            .where(
+                Message.conversation_id == conversation_id,
+                Message.state != "archived",
+                Message.seq <= up_to_seq,
+            )
+            .values(state="archived", compaction_id=compaction_id)
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def set_counters(self, conversation_id: str, *, live_tokens: int, live_messages: int, epoch: int) -> None:
+        """Store recomputed totals and a new epoch."""
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(live_tokens=live_tokens, live_messages=live_messages, compaction_epoch=epoch)
+        )
+
+    def bump_epoch(self, conversation_id: str, expected_epoch: int) -> bool:
+        """Compare-and-set: only the holder of the current epoch moves it on."""
+        result = self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id, Conversation.compaction_epoch == expected_epoch)
+            .values(compaction_epoch=expected_epoch + 1)
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount) == 1  # type: ignore[attr-defined]
+
+    def stats(self, conversation_id: str | None) -> dict[str, Any]:
+        """Counts by state and kind, and token sums; for one conversation or all."""
+        where = [Message.conversation_id == conversation_id] if conversation_id else []
+        by_state = dict(
+            self.session.execute(
+                select(Message.state, func.count()).where(*where).group_by(Message.state)
+            ).all()
+        )
+        by_kind = dict(
+            self.session.execute(
+                select(Message.kind, func.count()).where(*where).group_by(Message.kind)
+            ).all()
+        )
+        totals = self.session.execute(
+            select(func.count(), func.coalesce(func.sum(Message.token_count), 0)).where(*where)
+        ).one()
+        conv_where = [Conversation.id == conversation_id] if conversation_id else []
+        conversations = self.session.scalar(select(func.count()).select_from(Conversation).where(*conv_where))
+        compactions = self.session.scalar(
+            select(func.count())
+            .select_from(Compaction)
+            .where(*([Compaction.conversation_id == conversation_id] if conversation_id else []))
+        )
+        return {
+            "conversations": int(conversations or 0),
+            "messages": int(totals[0]),
+            "original_tokens": int(totals[1]),
+            "messages_by_state": {str(k): int(v) for k, v in by_state.items()},
+            "messages_by_kind": {str(k): int(v) for k, v in by_kind.items()},
+            "compactions": int(compactions or 0),
+        }

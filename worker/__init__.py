@@ -1,0 +1,1 @@
+"""The Celery worker process: the app factory and its thin tasks (the sleep pipeline builds on this)."""
