@@ -38,7 +38,8 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a 
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    # Piped output has no terminal width; 120 columns keeps tables readable in logs and CI.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 
 
 def _errors(fn: Callable[P, R]) -> Callable[P, R]:
@@ -93,37 +94,31 @@ def demo(
     if as_json:
         _print_json([r.to_dict() for r in rows])
         return
-    table = Table(title="synthetic coding agent: one history, three budgets")
-    for col in (
-        "budget",
-        "conversation",
-        "messages",
-        "tokens",
-        "usable",
-        "soft",
-        "hard",
-        "% usable",
-        "guard",
-    ):
-        table.add_column(col, justify="right" if col not in ("budget", "conversation", "guard") else "left")
+    console = _console()
+    console.print(f"Synthetic coding agent: {rows[0].messages} messages imported under three budgets.")
+    table = Table()
+    for col in ("budget", "tokens", "usable", "% usable", "soft", "hard", "the guard will"):
+        table.add_column(
+            col, justify="left" if col in ("budget", "the guard will") else "right", no_wrap=True
+        )
     for r in rows:
         table.add_row(
             r.label,
-            r.conversation_id,
-            str(r.messages),
             f"{r.tokens:,}",
             f"{r.usable:,}",
+            f"{r.percent:.0f}%",
             f"{r.soft:,}",
             f"{r.hard:,}",
-            f"{r.percent:.1f}",
             r.action,
         )
-    console = _console()
     console.print(table)
+    console.print("Conversations:")
+    for r in rows:
+        console.print(f"  {r.conversation_id}  {r.label}")
     first = rows[0].conversation_id
     console.print("Look further:")
     for cmd in (
-        f"sleepcompact context {first} --json",
+        f"sleepcompact context {first}",
         f"sleepcompact stats {first}",
         f"sleepcompact export {first}",
     ):

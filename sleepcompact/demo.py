@@ -41,10 +41,10 @@ class BudgetRow:
 def action_for(tokens: int, soft: int, hard: int) -> str:
     """What the guard will do at these figures (the guard itself lands with the compaction engine)."""
     if tokens > hard:
-        return "emergency compaction (over hard)"
+        return "compact now (over hard)"
     if tokens > soft:
-        return "sleep compaction (over soft)"
-    return "none (under soft)"
+        return "ask for sleep (over soft)"
+    return "nothing (under soft)"
 
 
 def run_demo(memory: Memory, *, seed: int = 0, model: str = "claude-sonnet-4-5") -> list[BudgetRow]:

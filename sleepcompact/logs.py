@@ -36,4 +36,6 @@ def configure_logging(settings: Settings, *, force: bool = False) -> None:
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    # Alembic narrates every migration check at INFO; only its warnings matter to an operator.
+    logging.getLogger("alembic").setLevel(max(level, logging.WARNING))
     _configured = True

@@ -139,8 +139,8 @@ def make_budget(
         context_window=context_window,
         output_reserve=output_reserve,
         usable=usable,
-        soft=int(usable * thresholds.soft),
-        hard=int(usable * thresholds.hard),
-        target=int(usable * thresholds.target),
+        soft=round(usable * thresholds.soft),
+        hard=round(usable * thresholds.hard),
+        target=round(usable * thresholds.target),
         safety_factor=safety_factor,
     )
