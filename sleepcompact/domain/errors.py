@@ -66,6 +66,14 @@ class DuplicateToolCall(InvalidMessage):
         self.tool_call_id = tool_call_id
 
 
+class DuplicateToolResult(InvalidMessage):
+    """A second result for a tool call that already has one (the API accepts one result per call)."""
+
+    def __init__(self, tool_call_id: str) -> None:
+        super().__init__(f"tool call {tool_call_id!r} already has a result")
+        self.tool_call_id = tool_call_id
+
+
 class ImportFormatError(SleepcompactError):
     """An import file that cannot be read. `line` is 1-based when the problem has a line."""
 

@@ -90,11 +90,17 @@ def _repair_tool_pairing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
         if msg["role"] == "user":
             prev_calls = _call_ids(out[-1]) if out and out[-1]["role"] == "assistant" else set()
             fixed: list[dict[str, Any]] = []
+            answered: set[str] = set()
             for block in msg["content"]:
-                if block.get("type") == "tool_result" and block.get("tool_use_id") not in prev_calls:
+                is_result = block.get("type") == "tool_result"
+                tid = block.get("tool_use_id")
+                if is_result and (tid not in prev_calls or tid in answered):
+                    # A result answering no call of the previous turn, or answering it again, travels as text.
                     text = _flatten(block.get("content", ""))
                     fixed.append({"type": "text", "text": f"[tool result {block.get('tool_use_id')}] {text}"})
                 else:
+                    if is_result:
+                        answered.add(str(block.get("tool_use_id")))
                     fixed.append(block)
             msg = {"role": "user", "content": fixed}
         out.append(msg)

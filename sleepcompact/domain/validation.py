@@ -63,6 +63,8 @@ def anthropic_problems(messages: Sequence[dict[str, Any]], *, allow_pending_call
             if leading != len(results):
                 problems.append(f"message {i}: tool_result blocks do not all come first")
             answered = [str(b.get("tool_use_id")) for b in results]
+            if len(set(answered)) != len(answered):
+                problems.append(f"message {i}: a tool_use is answered more than once")
             for tid in answered:
                 if tid not in pending:
                     problems.append(f"message {i}: tool_result {tid} answers no call of the previous turn")

@@ -17,6 +17,7 @@ from sleepcompact.domain.budget import Thresholds, output_reserve_for, resolve_w
 from sleepcompact.domain.errors import (
     ConversationNotFound,
     DuplicateToolCall,
+    DuplicateToolResult,
     InvalidSetting,
     OrphanToolResult,
 )
@@ -138,6 +139,10 @@ def store_prepared(
     for tid in result_ids:
         if tid not in known:
             raise OrphanToolResult(tid)
+    if len(set(result_ids)) != len(result_ids):
+        raise DuplicateToolResult(next(t for t in result_ids if result_ids.count(t) > 1))
+    if result_ids and (answered := repo.tool_results(conversation_id, result_ids)):
+        raise DuplicateToolResult(sorted(answered)[0])
     rows = []
     for i, (part, cost) in enumerate(zip(parts, tokens, strict=True)):
         summary = part.metadata.get("tool_summary")

@@ -49,6 +49,10 @@ class Repository(Protocol):
         """Of ``ids``, those that name an existing tool call, mapped to the tool's name."""
         ...
 
+    def tool_results(self, conversation_id: str, ids: Sequence[str]) -> set[str]:
+        """Of ``ids``, those that already have a tool result."""
+        ...
+
     def add_messages(self, conversation_id: str, messages: Sequence[NewMessage], now: datetime) -> list[int]:
         """Insert rows; returns their ids."""
         ...

@@ -195,6 +195,19 @@ class SqlRepository:
         )
         return {str(tid): name for tid, name in rows}
 
+    def tool_results(self, conversation_id: str, ids: Sequence[str]) -> set[str]:
+        """Of ``ids``, the tool calls that already have a result."""
+        if not ids:
+            return set()
+        rows = self.session.scalars(
+            select(Message.tool_call_id).where(
+                Message.conversation_id == conversation_id,
+                Message.kind == "tool_result",
+                Message.tool_call_id.in_(list(ids)),
+            )
+        )
+        return {str(r) for r in rows}
+
     def add_messages(self, conversation_id: str, messages: Sequence[NewMessage], now: datetime) -> list[int]:
         """Insert rows, all live, and return their ids."""
         rows = [

@@ -81,13 +81,18 @@ def test_a_plan_caps_the_imported_window(memory: Memory) -> None:
 def test_broken_jsonl_names_the_line_and_writes_nothing(memory: Memory, db_snapshot: Snap) -> None:
     memory.import_(TRAJS[0])
     before = db_snapshot(memory)
-    bad = b'{"role": "user", "content": "one"}\n{"role": "assistant", "content": "two"}\n{"role": "user", "content": \n'
+    bad = (
+        b'{"role": "user", "content": "one"}\n{"role": "assistant", "content": "two"}\n'
+        b'{"role": "user", "content": \n'
+    )
     with pytest.raises(ImportFormatError, match="line 3"):
         memory.import_(bad)
     assert db_snapshot(memory) == before
 
 
-def test_invalid_utf8_in_an_import_names_the_line_and_writes_nothing(memory: Memory, db_snapshot: Snap) -> None:
+def test_invalid_utf8_in_an_import_names_the_line_and_writes_nothing(
+    memory: Memory, db_snapshot: Snap
+) -> None:
     before = db_snapshot(memory)
     bad = b'{"role": "user", "content": "ok"}\n{"role": "assistant", "content": "caf\xe9"}\n'
     with pytest.raises(ImportFormatError, match="line 2"):

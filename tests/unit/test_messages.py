@@ -235,7 +235,9 @@ def test_openai_image_url_http_becomes_url_source() -> None:
         "content": [{"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}],
     }
     (part,) = normalize(msg).parts
-    assert part.content == [{"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}}]
+    assert part.content == [
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}}
+    ]
 
 
 def test_image_without_source_is_malformed() -> None:
@@ -284,7 +286,9 @@ def test_unknown_or_reserved_kind_is_rejected(kind: str) -> None:
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}],
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}
+            ],
         },
     ],
 )
@@ -504,7 +508,7 @@ def test_part_tokens_text_only_is_count_plus_overhead() -> None:
 
 
 def test_part_tokens_image_adds_1600() -> None:
-    content = [
+    content: list[dict[str, Any]] = [
         {"type": "text", "text": "what is this"},
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
     ]
@@ -515,11 +519,17 @@ def test_part_tokens_image_adds_1600() -> None:
 
 
 def test_part_tokens_counts_tool_use_name_and_input() -> None:
-    content = [{"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "foo"}}]
+    content: list[dict[str, Any]] = [
+        {"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "foo"}}
+    ]
     assert content_text(content) == 'grep {"pattern": "foo"}'
     assert part_tokens(content, words) == 3 + 4
 
 
 def test_content_text_joins_text_blocks() -> None:
-    content = [{"type": "text", "text": "a"}, {"type": "image", "source": {}}, {"type": "text", "text": "b"}]
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": "a"},
+        {"type": "image", "source": {}},
+        {"type": "text", "text": "b"},
+    ]
     assert content_text(content) == "a\nb"

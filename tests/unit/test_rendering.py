@@ -73,16 +73,19 @@ class Rows:
         return self.add("assistant", "message", text)
 
     def call(self, call_id: str, name: str = "bash", tool_input: dict[str, Any] | None = None) -> Rows:
-        use = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input or {"cmd": "ls"}}
+        use = {
+            "type": "tool_use",
+            "id": call_id,
+            "name": name,
+            "input": {"cmd": "ls"} if tool_input is None else tool_input,
+        }
         return self.add("assistant", "tool_call", [use], tool_call_id=call_id, tool_name=name)
 
     def result(
         self, call_id: str, output: Content = "ok", *, live: Content | None = None, is_error: bool = False
     ) -> Rows:
         meta = {"is_error": True} if is_error else None
-        return self.add(
-            "tool", "tool_result", output, tool_call_id=call_id, live_content=live, metadata=meta
-        )
+        return self.add("tool", "tool_result", output, tool_call_id=call_id, live_content=live, metadata=meta)
 
 
 def assert_valid(messages: list[dict[str, Any]], *, allow_pending_calls: bool = True) -> None:
@@ -257,7 +260,6 @@ def test_masked_row_renders_its_live_view() -> None:
 
 
 def test_masked_message_row_renders_its_live_view() -> None:
-    rows = Rows().user("original long text", ).rows
     rows = Rows().add("user", "message", "original long text", live_content="short view").rows
     out = render_anthropic(rows)
     assert out.messages == [{"role": "user", "content": "short view"}]
@@ -277,6 +279,28 @@ def test_render_does_not_mutate_the_rows() -> None:
     render_anthropic(builder.rows)
     render_openai(builder.rows)
     assert json.dumps([(r.content, r.live_content) for r in builder.rows]) == snapshot
+
+
+def test_a_call_answered_twice_renders_one_tool_result() -> None:
+    rows = Rows().user("go").call("t1").result("t1", "first").result("t1", "second").rows
+    out = render_anthropic(rows)
+    results = [b for b in out.messages[2]["content"] if b.get("type") == "tool_result"]
+    assert [b["tool_use_id"] for b in results] == ["t1"]
+
+
+def test_anthropic_problems_reports_a_call_answered_twice() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "a"},
+                {"type": "tool_result", "tool_use_id": "t1", "content": "b"},
+            ],
+        },
+    ]
+    assert anthropic_problems(messages) != []
 
 
 # -- render_openai --------------------------------------------------------------------------------
@@ -352,7 +376,7 @@ def test_render_openai_images_become_image_urls() -> None:
 
 
 def test_valid_request_has_no_problems() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
@@ -369,7 +393,10 @@ def test_valid_request_has_no_problems() -> None:
         (
             [
                 {"role": "user", "content": "go"},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+                },
                 {
                     "role": "user",
                     "content": [
@@ -383,7 +410,10 @@ def test_valid_request_has_no_problems() -> None:
         (
             [
                 {"role": "user", "content": "go"},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+                },
                 {"role": "user", "content": "never answered"},
             ],
             "not answered",
@@ -427,7 +457,7 @@ def test_anthropic_problems_reports_each_broken_rule(messages: list[dict[str, An
 
 
 def test_unanswered_final_calls_are_a_problem_only_when_not_allowed() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
     ]
@@ -519,9 +549,14 @@ def test_any_history_renders_to_a_valid_anthropic_request(
         return
     assert_valid(out.messages, allow_pending_calls=True)
     # Every stored call id that survives as a tool_use is still there exactly once.
-    uses = [b["id"] for m in out.messages if isinstance(m["content"], list) for b in m["content"]
-            if b.get("type") == "tool_use"]
-    assert sorted(uses) == sorted(r.tool_call_id for r in rows if r.kind == "tool_call")
+    uses = [
+        b["id"]
+        for m in out.messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
+    assert sorted(uses) == sorted(str(r.tool_call_id) for r in rows if r.kind == "tool_call")
     # The OpenAI rendering carries the same calls, each answered by one tool message (unless pending).
     oa = render_openai(rows, system=system)
     oa_calls = [c["id"] for m in oa if m["role"] == "assistant" for c in m.get("tool_calls", [])]

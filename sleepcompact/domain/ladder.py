@@ -1,0 +1,421 @@
+"""The compaction ladder: plan the cheapest layout that fits (DESIGN section 4).
+
+``plan(snapshot, budget, policy, count)`` is pure. It walks the steps
+cheapest first (tool-provided summaries, middle-out truncation, observation
+masking, then extraction and summarization of the prefix outside the preserve
+window) over the sections HISTORY, IN_LOOP and CURRENT, and stops at the first
+layout whose tokens fit the target. The LLM call itself happens outside: the
+plan says what to summarize and how large the summary may be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from sleepcompact.domain.budget import Budget
+from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
+from sleepcompact.domain.records import MessageRecord
+
+Count = Callable[[str], int]
+SECTIONS = ("HISTORY", "IN_LOOP", "CURRENT")
+TRUNCATION_MARKER = (
+    "\n\n[... {removed:,} tokens truncated from the middle of this output; "
+    'full text: search_history("seq:{seq}")]\n\n'
+)
+MASK_PLACEHOLDER = (
+    '[tool output archived: {tool} returned {tokens:,} tokens; retrieve it with search_history("seq:{seq}")]'
+)
+TOOL_SUMMARY_VIEW = '[tool-provided summary; full output: search_history("seq:{seq}")] {summary}'
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Tunable defaults (DESIGN section 3). ``None`` means: derive from the usable budget."""
+
+    tool_output_cap: int = 2500
+    protect_tokens: int | None = None
+    minimum_saving: int | None = None
+    preserve_messages: int = 20
+    preserve_ratio: float = 0.20
+    protected_user_turns: int = 2
+    summary_ratio: float = 0.30
+    summary_max_tokens: int = 2048
+    min_messages_to_summarize: int = 5
+    stall_ratio: float = 0.05
+
+    def cap(self, usable: int) -> int:
+        """Single tool output cap, scaled down for small windows (a 16k plan cannot hold 2,500 tokens)."""
+        return max(200, min(self.tool_output_cap, usable // 10))
+
+    def protect(self, usable: int) -> int:
+        """Newest tool output kept verbatim: min(40k, 25% of usable)."""
+        return self.protect_tokens if self.protect_tokens is not None else min(40_000, usable // 4)
+
+    def minimum(self, usable: int) -> int:
+        """Smallest saving worth masking for: min(20k, 10% of usable)."""
+        return self.minimum_saving if self.minimum_saving is not None else min(20_000, usable // 10)
+
+    def summary_cap(self, usable: int) -> int:
+        """Largest summary: 2,048 tokens, less in small windows."""
+        return max(128, min(self.summary_max_tokens, usable // 10))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The live rows of a conversation at one epoch (nothing here changes while the LLM runs)."""
+
+    conversation_id: str
+    epoch: int
+    last_seq: int
+    rows: tuple[MessageRecord, ...]
+    summaries_so_far: int = 0
+    extra_tokens: int = 0  # a caller's system prompt and tools, counted against the budget too
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """The new live view of one row."""
+
+    message_id: int
+    seq: int
+    state: str
+    live_content: Content | None
+    live_tokens: int
+    step: str
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step did in one section."""
+
+    step: str
+    section: str
+    messages: int
+    tokens_saved: int
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What to fold into the rolling summary, and how large it may be."""
+
+    rows: tuple[MessageRecord, ...]
+    previous: MessageRecord | None
+    max_tokens: int
+    tokens_replaced: int
+
+    @property
+    def first_seq(self) -> int:
+        """The oldest seq folded (the previous summary's own range is in its compaction)."""
+        return self.rows[0].seq if self.rows else (self.previous.seq if self.previous else 0)
+
+    @property
+    def last_seq(self) -> int:
+        """The newest seq folded."""
+        return self.rows[-1].seq if self.rows else (self.previous.seq if self.previous else 0)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The layout chosen, with the tokens each step saves."""
+
+    tokens_before: int
+    target: int
+    changes: tuple[RowChange, ...]
+    steps: tuple[StepResult, ...]
+    summary: SummaryRequest | None
+    tokens_after: int  # estimated, with the summary at its maximum size
+    fits: bool
+    reason: str
+    sections: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def is_noop(self) -> bool:
+        """Nothing to change."""
+        return not self.changes and self.summary is None
+
+
+def _group_starts(rows: Sequence[MessageRecord]) -> list[bool]:
+    """A row opens a group when it is the first part of an appended message."""
+    return [r.part == 0 for r in rows]
+
+
+def _is_user_turn(row: MessageRecord) -> bool:
+    return row.role == "user" and row.kind in ("message", "context")
+
+
+def assign_sections(rows: Sequence[MessageRecord]) -> list[str]:
+    """HISTORY before the current turn; CURRENT the newest assistant message and results; IN_LOOP between."""
+    n = len(rows)
+    turn_start = next((i for i in range(n - 1, -1, -1) if _is_user_turn(rows[i])), 0)
+    last_assistant = next((i for i in range(n - 1, turn_start - 1, -1) if rows[i].role == "assistant"), None)
+    current_start = n
+    if last_assistant is not None and last_assistant > turn_start:
+        current_start = last_assistant
+        while current_start > turn_start and rows[current_start].part != 0:
+            current_start -= 1
+    return ["HISTORY" if i < turn_start else "CURRENT" if i >= current_start else "IN_LOOP" for i in range(n)]
+
+
+def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tuple[str, int]:
+    """Keep the head and tail of ``text`` within ``cap`` tokens, with a marker saying what was cut."""
+    marker_budget = count(TRUNCATION_MARKER.format(removed=tokens, seq=seq)) + MESSAGE_OVERHEAD + 8
+    keep = max(cap - marker_budget, 16)
+    chars_per_token = max(len(text) / max(tokens, 1), 1.0)
+    half = int(keep / 2 * chars_per_token)
+    for _ in range(6):  # shrink until the real count fits; ratio estimates can be off on odd text
+        head, tail = text[:half], text[-half:] if half else ""
+        kept = count(head) + count(tail)
+        removed = max(tokens - kept, 0)
+        out = head + TRUNCATION_MARKER.format(removed=removed, seq=seq) + tail
+        cost = count(out) + MESSAGE_OVERHEAD
+        if cost <= cap or half <= 8:
+            return out, cost
+        half = int(half * 0.8)
+    return out, cost
+
+
+def _view_tokens(text: str, count: Count) -> int:
+    return count(text) + MESSAGE_OVERHEAD
+
+
+class _Layout:
+    """Mutable working state of one planning run (kept private: plan() returns frozen values)."""
+
+    def __init__(self, rows: Sequence[MessageRecord], budget: Budget, extra: int) -> None:
+        self.rows = list(rows)
+        self.tokens = [r.live_tokens for r in rows]
+        self.changes: dict[int, RowChange] = {}
+        self.budget = budget
+        self.extra = extra
+        self.steps: list[StepResult] = []
+
+    def total(self) -> int:
+        return sum(self.tokens) + self.extra
+
+    def fits(self) -> bool:
+        return self.budget.effective(self.total()) <= self.budget.target
+
+    def set(self, i: int, state: str, view: Content | None, tokens: int, step: str) -> int:
+        row = self.rows[i]
+        saved = self.tokens[i] - tokens
+        self.tokens[i] = tokens
+        # An archived row leaves the context; its stored live figures stay what they were.
+        stored = row.live_tokens if state == "archived" else tokens
+        self.changes[row.id] = RowChange(row.id, row.seq, state, view, stored, step)
+        return saved
+
+
+def _tool_summaries(layout: _Layout, idx: list[int], count: Count) -> tuple[int, int]:
+    saved = n = 0
+    for i in idx:
+        row = layout.rows[i]
+        if row.kind != "tool_result" or row.state != "live" or not row.tool_summary or row.include_in_history:
+            continue
+        view = TOOL_SUMMARY_VIEW.format(seq=row.seq, summary=row.tool_summary)
+        tokens = _view_tokens(view, count)
+        if tokens < layout.tokens[i]:
+            saved += layout.set(i, "masked", view, tokens, "tool_summary")
+            n += 1
+    return saved, n
+
+
+def _truncate(layout: _Layout, idx: list[int], cap: int, count: Count) -> tuple[int, int]:
+    saved = n = 0
+    for i in idx:
+        row = layout.rows[i]
+        if (
+            row.kind != "tool_result"
+            or row.state != "live"
+            or layout.tokens[i] <= cap
+            or row.id in layout.changes
+        ):
+            continue
+        text = content_text(row.content)
+        view, tokens = middle_out(text, layout.tokens[i], cap, row.seq, count)
+        if tokens < layout.tokens[i]:
+            saved += layout.set(i, "truncated", view, tokens, "truncate")
+            n += 1
+    return saved, n
+
+
+def _mask_candidates(layout: _Layout, protect: int, protected_turns: int) -> set[int]:
+    """BaseAgent's walk: newest first, skip the last user turns, keep the newest ``protect`` tool tokens."""
+    seen = turns = 0
+    out: set[int] = set()
+    for i in range(len(layout.rows) - 1, -1, -1):
+        row = layout.rows[i]
+        if _is_user_turn(row):
+            turns += 1
+        if turns < protected_turns:
+            continue
+        if row.kind != "tool_result" or row.state == "masked":
+            continue
+        change = layout.changes.get(row.id)
+        if change is not None and change.state == "masked":
+            continue
+        seen += layout.tokens[i]
+        if seen > protect:
+            out.add(i)
+    return out
+
+
+def _mask(layout: _Layout, idx: list[int], candidates: set[int], count: Count) -> tuple[int, int]:
+    saved = n = 0
+    for i in idx:
+        if i not in candidates:
+            continue
+        row = layout.rows[i]
+        view = MASK_PLACEHOLDER.format(tool=row.tool_name or "tool", tokens=row.token_count, seq=row.seq)
+        tokens = _view_tokens(view, count)
+        if tokens < layout.tokens[i]:
+            saved += layout.set(i, "masked", view, tokens, "mask")
+            n += 1
+    return saved, n
+
+
+def plan(
+    snapshot: Snapshot, budget: Budget, policy: Policy, count: Count, *, force_summary: bool = False
+) -> Plan:
+    """Choose the cheapest layout that fits ``budget.target``; see the module docstring."""
+    rows = snapshot.rows
+    layout = _Layout(rows, budget, snapshot.extra_tokens)
+    before = layout.total()
+    sections = assign_sections(rows)
+    by_section = {s: [i for i, sec in enumerate(sections) if sec == s] for s in SECTIONS}
+    section_sizes = {s: sum(rows[i].live_tokens for i in by_section[s]) for s in SECTIONS}
+    if layout.fits() and not force_summary:
+        return Plan(
+            before, budget.target, (), (), None, before, True, "already under the target", section_sizes
+        )
+
+    usable = budget.usable
+    candidates = _mask_candidates(layout, policy.protect(usable), policy.protected_user_turns)
+    mask_total = sum(
+        layout.tokens[i]
+        - _view_tokens(
+            MASK_PLACEHOLDER.format(
+                tool=rows[i].tool_name or "tool", tokens=rows[i].token_count, seq=rows[i].seq
+            ),
+            count,
+        )
+        for i in candidates
+    )
+    mask_allowed = mask_total >= policy.minimum(usable)
+
+    steps: list[tuple[str, Callable[[list[int]], tuple[int, int]]]] = [
+        ("tool_summary", lambda idx: _tool_summaries(layout, idx, count)),
+        ("truncate", lambda idx: _truncate(layout, idx, policy.cap(usable), count)),
+    ]
+    if mask_allowed:
+        steps.append(("mask", lambda idx: _mask(layout, idx, candidates, count)))
+    for name, step in steps:
+        for section in SECTIONS:
+            if layout.fits() and not force_summary:
+                break
+            saved, n = step(by_section[section])
+            if n:
+                layout.steps.append(StepResult(name, section, n, saved))
+    if layout.fits() and not force_summary:
+        return _finish(layout, before, None, "fits after LLM-free steps", section_sizes)
+
+    summary = _summary_request(layout, policy, count, force_summary)
+    if summary is None:
+        reason = "cannot fit: too few messages outside the preserve window to summarize"
+        return _finish(layout, before, None, reason, section_sizes)
+    return _finish(layout, before, summary, "summarize the prefix outside the preserve window", section_sizes)
+
+
+def _valid_boundary(row: MessageRecord) -> bool:
+    """The first kept row may not be a tool result (its call would be gone) nor split an assistant message."""
+    return row.kind != "tool_result" and (row.role != "assistant" or row.part == 0)
+
+
+def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool) -> SummaryRequest | None:
+    rows, tokens, budget = layout.rows, layout.tokens, layout.budget
+    head = 0
+    while head < len(rows) and rows[head].role == "system" and rows[head].kind != "summary":
+        head += 1  # leading system instructions stay as they are
+    previous = next((r for r in rows[head:] if r.kind == "summary"), None)
+    body = [i for i in range(head, len(rows)) if rows[i].kind != "summary"]
+    if not body:
+        return None
+    # Always keep the last protected user turns.
+    turns, must_keep = 0, len(body)
+    for j in range(len(body) - 1, -1, -1):
+        if _is_user_turn(rows[body[j]]):
+            turns += 1
+            must_keep = j
+            if turns >= policy.protected_user_turns:
+                break
+    if turns == 0:
+        must_keep = len(body) - 1
+    head_tokens = sum(tokens[:head]) + layout.extra
+    target_counted = int(budget.target / budget.safety_factor)
+    summary_cap = policy.summary_cap(budget.usable)
+    allowance = target_counted - head_tokens - summary_cap
+    preserve_tokens = int(budget.usable * policy.preserve_ratio / budget.safety_factor)
+    keep_from, kept_tokens, kept_n = len(body), 0, 0
+    for j in range(len(body) - 1, -1, -1):
+        t = tokens[body[j]]
+        if j < must_keep and (
+            kept_tokens + t > allowance
+            or (kept_n >= policy.preserve_messages and kept_tokens >= preserve_tokens)
+        ):
+            break
+        keep_from, kept_tokens, kept_n = j, kept_tokens + t, kept_n + 1
+    # A boundary never splits an appended message and never leaves an orphan tool result first.
+    while keep_from < len(body) and not _valid_boundary(rows[body[keep_from]]):
+        keep_from += 1
+    evicted = [body[j] for j in range(keep_from)]
+    if len(evicted) < (1 if force else policy.min_messages_to_summarize) and previous is None:
+        return None
+    if not evicted:
+        return None
+    replaced = sum(tokens[i] for i in evicted) + (previous.live_tokens if previous else 0)
+    max_tokens = max(64, min(summary_cap, int(replaced * policy.summary_ratio)))
+    for i in evicted:
+        layout.set(i, "archived", rows[i].live_content, 0, "summarize")
+    if previous is not None:
+        layout.set(rows.index(previous), "archived", previous.live_content, 0, "summarize")
+    return SummaryRequest(tuple(rows[i] for i in evicted), previous, max_tokens, replaced)
+
+
+def _finish(
+    layout: _Layout, before: int, summary: SummaryRequest | None, reason: str, sections: dict[str, int]
+) -> Plan:
+    steps = list(layout.steps)
+    after = layout.total()
+    if summary is not None:
+        after += summary.max_tokens + MESSAGE_OVERHEAD
+        steps.append(
+            StepResult(
+                "summarize", "HISTORY", len(summary.rows), summary.tokens_replaced - summary.max_tokens
+            )
+        )
+    fits = layout.budget.effective(after) <= layout.budget.target
+    if not fits and summary is not None:
+        reason = "summarized as far as the preserve window allows; still over the target"
+    return Plan(
+        before,
+        layout.budget.target,
+        tuple(layout.changes.values()),
+        tuple(steps),
+        summary,
+        after,
+        fits,
+        reason,
+        sections,
+    )
+
+
+def with_summary_size(p: Plan, summary_tokens: int) -> Plan:
+    """The plan's figures once the real summary's size is known."""
+    if p.summary is None:
+        return p
+    after = p.tokens_after - p.summary.max_tokens + summary_tokens
+    steps = tuple(
+        replace(s, tokens_saved=p.summary.tokens_replaced - summary_tokens) if s.step == "summarize" else s
+        for s in p.steps
+    )
+    return replace(p, tokens_after=after, steps=steps)
