@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
+from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarizer
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import ImportFormatError, SleepcompactError
 from sleepcompact.domain.formats import parse_import
+from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
 from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.services import compaction, conversations, transfer
 from sleepcompact.services import context as context_service
-from sleepcompact.services import conversations, transfer
+from sleepcompact.services import history as history_service
+from sleepcompact.services.compaction import CompactionOutcome, Trigger
 from sleepcompact.services.context import ContextView, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec
-from sleepcompact.services.ports import TokenCounter
+from sleepcompact.services.ports import Summarizer, TokenCounter
 from sleepcompact.store import migrate
 from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
 from sleepcompact.store.uow import SqlUnitOfWork
@@ -46,6 +50,8 @@ class Memory:
         database_url: str | None = None,
         broker_url: str | None = None,
         counter: TokenCounter | None = None,
+        summarizer: Summarizer | Callable[[str], str] | None = None,
+        policy: Policy | None = None,
         auto_migrate: bool | None = None,
     ) -> None:
         settings = settings or Settings()
@@ -55,6 +61,10 @@ class Memory:
             settings = settings.with_overrides(broker_url=broker_url)
         self.settings = settings
         self.counter: TokenCounter = counter or load_counter()
+        self.policy = policy or Policy()
+        if summarizer is not None and not hasattr(summarizer, "summarize"):
+            summarizer = CallableSummarizer(summarizer)
+        self._summarizer: Summarizer | None = summarizer  # type: ignore[assignment]
         self.engine: Engine = make_engine(settings.database_url)
         self._sessions = make_session_factory(self.engine)
         self._read_sessions = make_session_factory(self.engine, readonly=True)
@@ -168,6 +178,55 @@ class Memory:
         """Archive the whole live context (nothing is deleted); returns the id of the clear record."""
         return conversations.clear(self.uow(), conversation_id)
 
+    # -- compaction -------------------------------------------------------------------------------------
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer in use (chosen from the settings on first use)."""
+        if self._summarizer is None:
+            self._summarizer = make_summarizer(self.settings, self.counter.count)
+        return self._summarizer
+
+    def compact(
+        self,
+        conversation_id: str,
+        *,
+        trigger: Trigger = "manual",
+        dry_run: bool = False,
+        force: bool = False,
+        instructions: str | None = None,
+    ) -> CompactionOutcome:
+        """Run the compaction ladder now. ``dry_run`` returns the plan and writes nothing."""
+        return compaction.compact(
+            self.uow,
+            self.counter,
+            self.summarizer,
+            conversation_id,
+            trigger=trigger,
+            defaults=self.thresholds,
+            policy=self.policy,
+            dry_run=dry_run,
+            force=force,
+            instructions=instructions,
+        )
+
+    def restore(self, compaction_id: str) -> list[str]:
+        """Undo a compaction (and any later ones, newest first); returns the ids restored."""
+        return history_service.restore(self.uow(), compaction_id)
+
+    def history(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Compactions of a conversation with their figures, summaries and flags."""
+        return history_service.history(self.read_uow(), conversation_id)
+
+    def search_history(self, conversation_id: str, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Full-text search over every original; ``seq:N`` fetches what a placeholder points to."""
+        return history_service.search_history(self.read_uow(), conversation_id, query, limit)
+
+    def journal(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Journal entries written for a conversation (pre-compaction facts, summaries)."""
+        with self.read_uow() as uow:
+            return uow.repo.journal(conversation_id)
+
     # -- export / import --------------------------------------------------------------------------------
 
     def export(self, conversation_id: str) -> dict[str, Any]:
@@ -183,8 +242,8 @@ class Memory:
         model: str | None = None,
         context_window: int | None = None,
         plan: str | None = None,
-        tenant_id: str = "default",
-        agent_id: str = "default",
+        tenant_id: str | None = None,
+        agent_id: str | None = None,
         all_records: bool = False,
         record: int | None = None,
     ) -> list[str]:
@@ -208,10 +267,17 @@ class Memory:
         else:
             raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
         parsed = parse_import(raw, source=source, all_records=all_records, record=record)
+        given = {
+            "model": model,
+            "context_window": context_window,
+            "plan": plan,
+            "tenant_id": tenant_id,
+            "agent_id": agent_id,
+        }
         spec = ConversationSpec(
             model=model or "",
-            tenant_id=tenant_id,
-            agent_id=agent_id,
+            tenant_id=tenant_id or "default",
+            agent_id=agent_id or "default",
             plan=plan,
             context_window=context_window,
             conversation_id=conversation_id,
@@ -225,6 +291,7 @@ class Memory:
             fmt=fmt,
             max_bytes=self.settings.max_message_bytes,
             source=source,
+            explicit=frozenset(k for k, v in given.items() if v is not None),
         )
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
-from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.records import MessageRecord, logical_order
 
 Count = Callable[[str], int]
 SECTIONS = ("HISTORY", "IN_LOOP", "CURRENT")
@@ -193,8 +193,8 @@ class _Layout:
     def total(self) -> int:
         return sum(self.tokens) + self.extra
 
-    def fits(self) -> bool:
-        return self.budget.effective(self.total()) <= self.budget.target
+    def fits(self, reserved: int = 0) -> bool:
+        return self.budget.effective(self.total() + reserved) <= self.budget.target
 
     def set(self, i: int, state: str, view: Content | None, tokens: int, step: str) -> int:
         row = self.rows[i]
@@ -278,7 +278,7 @@ def plan(
     snapshot: Snapshot, budget: Budget, policy: Policy, count: Count, *, force_summary: bool = False
 ) -> Plan:
     """Choose the cheapest layout that fits ``budget.target``; see the module docstring."""
-    rows = snapshot.rows
+    rows = tuple(logical_order(snapshot.rows))
     layout = _Layout(rows, budget, snapshot.extra_tokens)
     before = layout.total()
     sections = assign_sections(rows)
@@ -316,19 +316,97 @@ def plan(
             saved, n = step(by_section[section])
             if n:
                 layout.steps.append(StepResult(name, section, n, saved))
+    if not layout.fits():
+        # One long agent loop is all "current turn": mask inside it too, keeping the newest tool output.
+        inner = _mask_candidates(layout, policy.protect(usable), 0)
+        for section in SECTIONS:
+            if layout.fits():
+                break
+            saved, n = _mask(layout, by_section[section], inner, count)
+            if n:
+                layout.steps.append(StepResult("mask", section, n, saved))
     if layout.fits() and not force_summary:
         return _finish(layout, before, None, "fits after LLM-free steps", section_sizes)
 
     summary = _summary_request(layout, policy, count, force_summary)
+    summary_size = summary.max_tokens + MESSAGE_OVERHEAD if summary else 0
+    if not layout.fits(summary_size):
+        _truncate_kept(layout, policy.cap(usable), summary_size, count)
     if summary is None:
         reason = "cannot fit: too few messages outside the preserve window to summarize"
+        if layout.steps and layout.fits():
+            reason = "fits after truncating oversized messages of the current turns"
         return _finish(layout, before, None, reason, section_sizes)
     return _finish(layout, before, summary, "summarize the prefix outside the preserve window", section_sizes)
+
+
+_TRUNCATABLE = ("message", "context", "tool_result")
+
+
+def _truncate_kept(layout: _Layout, cap: int, reserved: int, count: Count) -> None:
+    """Last rung: middle-out the largest messages still live (never system rows), until the layout fits.
+
+    Some agents return observations as user messages (SWE-agent's text formats), which no tool-output
+    step may touch; without this the protected turns alone could exceed the window.
+    """
+    order = sorted(
+        (i for i, r in enumerate(layout.rows) if r.role != "system" and r.kind in _TRUNCATABLE),
+        key=lambda i: -layout.tokens[i],
+    )
+    saved = n = 0
+    for i in order:
+        if layout.fits(reserved) or layout.tokens[i] <= cap:
+            break
+        row = layout.rows[i]
+        change = layout.changes.get(row.id)
+        if change is not None and change.state == "archived":
+            continue
+        view, tokens = middle_out(content_text(row.content), layout.tokens[i], cap, row.seq, count)
+        if tokens < layout.tokens[i]:
+            saved += layout.set(i, "truncated", view, tokens, "truncate_turn")
+            n += 1
+    if n:
+        layout.steps.append(StepResult("truncate_turn", "CURRENT", n, saved))
 
 
 def _valid_boundary(row: MessageRecord) -> bool:
     """The first kept row may not be a tool result (its call would be gone) nor split an assistant message."""
     return row.kind != "tool_result" and (row.role != "assistant" or row.part == 0)
+
+
+def _keep_from(
+    layout: _Layout, body: list[int], protected_turns: int, allowance: int, policy: Policy
+) -> int:
+    """Index into ``body`` of the first row to keep: the protected turns always, more while they fit."""
+    rows, tokens, budget = layout.rows, layout.tokens, layout.budget
+    turns, must_keep = 0, len(body)
+    for j in range(len(body) - 1, -1, -1):
+        if protected_turns == 0:
+            # Keep only the CURRENT section: the newest assistant message and what answers it.
+            if rows[body[j]].role == "assistant" and rows[body[j]].part == 0:
+                must_keep = j
+                turns = 1
+                break
+            continue
+        if _is_user_turn(rows[body[j]]):
+            turns += 1
+            must_keep = j
+            if turns >= protected_turns:
+                break
+    if turns == 0:
+        must_keep = len(body) - 1
+    preserve_tokens = int(budget.usable * policy.preserve_ratio / budget.safety_factor)
+    keep_from, kept_tokens, kept_n = len(body), 0, 0
+    for j in range(len(body) - 1, -1, -1):
+        t = tokens[body[j]]
+        preserved = kept_n >= policy.preserve_messages and kept_tokens >= preserve_tokens
+        if j < must_keep and (kept_tokens + t > allowance or preserved):
+            break
+        keep_from, kept_tokens, kept_n = j, kept_tokens + t, kept_n + 1
+    # A boundary never splits an appended message and never leaves an orphan tool result first.
+    while keep_from < len(body) and not _valid_boundary(rows[body[keep_from]]):
+        keep_from += 1
+    return keep_from
 
 
 def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool) -> SummaryRequest | None:
@@ -340,37 +418,20 @@ def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool)
     body = [i for i in range(head, len(rows)) if rows[i].kind != "summary"]
     if not body:
         return None
-    # Always keep the last protected user turns.
-    turns, must_keep = 0, len(body)
-    for j in range(len(body) - 1, -1, -1):
-        if _is_user_turn(rows[body[j]]):
-            turns += 1
-            must_keep = j
-            if turns >= policy.protected_user_turns:
-                break
-    if turns == 0:
-        must_keep = len(body) - 1
     head_tokens = sum(tokens[:head]) + layout.extra
     target_counted = int(budget.target / budget.safety_factor)
     summary_cap = policy.summary_cap(budget.usable)
-    allowance = target_counted - head_tokens - summary_cap
-    preserve_tokens = int(budget.usable * policy.preserve_ratio / budget.safety_factor)
-    keep_from, kept_tokens, kept_n = len(body), 0, 0
-    for j in range(len(body) - 1, -1, -1):
-        t = tokens[body[j]]
-        if j < must_keep and (
-            kept_tokens + t > allowance
-            or (kept_n >= policy.preserve_messages and kept_tokens >= preserve_tokens)
-        ):
+    allowance = target_counted - head_tokens - summary_cap - MESSAGE_OVERHEAD
+    # Protect the last user turns; when even they do not fit, protect fewer, down to the current turn.
+    for protected in range(max(policy.protected_user_turns, 1), -1, -1):
+        keep_from = _keep_from(layout, body, protected, allowance, policy)
+        if sum(tokens[body[j]] for j in range(keep_from, len(body))) <= allowance:
             break
-        keep_from, kept_tokens, kept_n = j, kept_tokens + t, kept_n + 1
-    # A boundary never splits an appended message and never leaves an orphan tool result first.
-    while keep_from < len(body) and not _valid_boundary(rows[body[keep_from]]):
-        keep_from += 1
     evicted = [body[j] for j in range(keep_from)]
-    if len(evicted) < (1 if force else policy.min_messages_to_summarize) and previous is None:
-        return None
-    if not evicted:
+    # Five messages is the least worth an LLM call when summarizing is optional (a forced or entry-count
+    # compaction); when the layout does not fit otherwise, any prefix is worth folding.
+    optional = force and layout.fits()
+    if not evicted or (optional and len(evicted) < policy.min_messages_to_summarize and previous is None):
         return None
     replaced = sum(tokens[i] for i in evicted) + (previous.live_tokens if previous else 0)
     max_tokens = max(64, min(summary_cap, int(replaced * policy.summary_ratio)))

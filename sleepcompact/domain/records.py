@@ -7,6 +7,7 @@ while the call runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -128,3 +129,18 @@ class CompactionRecord:
     error: str | None = None
     input_hash: str | None = None
     snapshot_epoch: int = 0
+
+
+def logical_order(rows: Sequence[MessageRecord]) -> list[MessageRecord]:
+    """Live rows in the order the model reads them.
+
+    A summary is written after the rows it replaces (seqs only grow), but it
+    stands for the oldest history, so it goes right after the leading system
+    rows and before everything else.
+    """
+    lead = 0
+    while lead < len(rows) and rows[lead].role == "system" and rows[lead].kind != "summary":
+        lead += 1
+    head = list(rows[:lead])
+    rest = list(rows[lead:])
+    return head + [r for r in rest if r.kind == "summary"] + [r for r in rest if r.kind != "summary"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sleepcompact.domain.messages import Content, content_text
-from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.records import MessageRecord, logical_order
 
 RESUMED_PLACEHOLDER = "[conversation resumed]"
 UNANSWERED_RESULT = "[no result was recorded for this tool call]"
@@ -52,7 +52,7 @@ def _side(row: MessageRecord) -> str:
 def render_anthropic(rows: Sequence[MessageRecord], system: str | None = None) -> Rendered:
     """Anthropic Messages form of the live rows, with ``system`` prepended to any stored system text."""
     system_parts = [system] if system else []
-    body = list(rows)
+    body = logical_order(rows)
     while body and body[0].role == "system":
         system_parts.append(content_text(body[0].view))
         body.pop(0)

@@ -21,6 +21,7 @@ from sleepcompact.domain.errors import (
     InvalidSetting,
     OrphanToolResult,
 )
+from sleepcompact.domain.ladder import RowChange
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
 from sleepcompact.services.ports import Repository, TokenCounter, UnitOfWork
@@ -238,16 +239,12 @@ def clear(uow: UnitOfWork, conversation_id: str) -> str:
             created_at=utcnow(),
             snapshot_epoch=conv.compaction_epoch,
         )
-        prior = [
-            {"id": m.id, "state": m.state, "compaction_id": m.compaction_id, "live_tokens": m.live_tokens}
-            for m in live
-        ]
+        if not uow.repo.bump_epoch(conversation_id, conv.compaction_epoch):
+            raise InvalidSetting("the conversation changed during the clear; try again")
+        changes = [RowChange(m.id, m.seq, "archived", m.live_content, m.live_tokens, "clear") for m in live]
+        prior = uow.repo.apply_changes(cid, changes)
         uow.repo.add_compaction(record, meta={"prior": prior})
-        if live:
-            uow.repo.archive_live(conversation_id, cid, live[-1].seq)
-        uow.repo.set_counters(
-            conversation_id, live_tokens=0, live_messages=0, epoch=conv.compaction_epoch + 1
-        )
+        uow.repo.recount(conversation_id)
         uow.commit()
     return cid
 

@@ -7,11 +7,15 @@ on SQLite or PostgreSQL, and tests can see exactly what a service may do.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from sleepcompact.domain.journal import NewJournalEntry
+from sleepcompact.domain.ladder import RowChange
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.domain.summary import SummaryInput, SummaryPrompt
 
 
 class TokenCounter(Protocol):
@@ -21,6 +25,30 @@ class TokenCounter(Protocol):
 
     def count(self, text: str) -> int:
         """Tokens in ``text``."""
+        ...
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    """A summary and what producing it cost."""
+
+    text: str
+    provider: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    batch: bool = False
+
+
+class Summarizer(Protocol):
+    """Turns a prompt about some messages into a summary body (LLM, offline, or a custom callable)."""
+
+    provider: str
+    model: str
+
+    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
+        """Summarize; raise on failure (the caller falls back to the offline summary)."""
         ...
 
 
@@ -40,7 +68,14 @@ class Repository(Protocol):
         ...
 
     def reserve_seqs(
-        self, conversation_id: str, count: int, tokens: int, messages: int, now: datetime
+        self,
+        conversation_id: str,
+        count: int,
+        tokens: int,
+        messages: int,
+        now: datetime,
+        *,
+        activity: bool = True,
     ) -> int | None:
         """Atomically take ``count`` seqs and add to the running totals; the first seq, or None if unknown."""
         ...
@@ -73,20 +108,60 @@ class Repository(Protocol):
         """Insert a compaction record."""
         ...
 
-    def archive_live(self, conversation_id: str, compaction_id: str, up_to_seq: int) -> int:
-        """Archive every live row with seq <= up_to_seq; returns how many."""
-        ...
-
-    def set_counters(self, conversation_id: str, *, live_tokens: int, live_messages: int, epoch: int) -> None:
-        """Store recomputed running totals and the new compaction epoch."""
-        ...
-
     def bump_epoch(self, conversation_id: str, expected_epoch: int) -> bool:
         """Compare-and-set the compaction epoch; False when someone else moved it first."""
         ...
 
     def stats(self, conversation_id: str | None) -> dict[str, Any]:
         """Counts and token totals for one conversation or for all."""
+        ...
+
+    def search(self, conversation_id: str, query: str, limit: int = 20) -> list[MessageRecord]:
+        """Originals matching every word of the query, best first."""
+        ...
+
+    def message_by_seq(self, conversation_id: str, seq: int) -> MessageRecord | None:
+        """One row by its seq."""
+        ...
+
+    def apply_changes(self, compaction_id: str, changes: Sequence[RowChange]) -> list[dict[str, Any]]:
+        """Write new live views; returns the prior state of each row."""
+        ...
+
+    def restore_rows(self, prior: Sequence[dict[str, Any]]) -> None:
+        """Put rows back as they were."""
+        ...
+
+    def delete_derived_message(self, message_id: int) -> None:
+        """Remove a summary row of a reverted compaction."""
+        ...
+
+    def recount(self, conversation_id: str) -> tuple[int, int]:
+        """Recompute and store live_tokens and live_messages."""
+        ...
+
+    def get_compaction(self, compaction_id: str) -> tuple[CompactionRecord, dict[str, Any]] | None:
+        """A compaction record and its metadata."""
+        ...
+
+    def set_compaction(self, compaction_id: str, **values: Any) -> None:
+        """Update fields of a compaction record."""
+        ...
+
+    def applied_after(self, conversation_id: str, created_at: datetime, compaction_id: str) -> list[str]:
+        """Applied compactions newer than the given one, newest first."""
+        ...
+
+    def summary_depth(self, conversation_id: str) -> int:
+        """How many applied compactions wrote a summary."""
+        ...
+
+    def add_journal_entries(self, entries: Sequence[NewJournalEntry], now: datetime) -> list[int]:
+        """Insert journal entries."""
+        ...
+
+    def journal(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Journal entries of a conversation."""
         ...
 
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
-from sleepcompact.domain.errors import ConversationNotFound, ImportFormatError, InvalidMessage
+from sleepcompact.domain.errors import ConversationNotFound, ImportFormatError, InvalidMessage, InvalidSetting
 from sleepcompact.domain.formats import ParsedConversation
 from sleepcompact.domain.messages import MessageFormat
-from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.services.conversations import (
     ConversationSpec,
     build_conversation,
@@ -80,6 +80,7 @@ def import_conversations(
     fmt: MessageFormat = "auto",
     max_bytes: int = 2 * 1024 * 1024,
     source: str = "<input>",
+    explicit: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Import each parsed conversation in its own transaction; returns the ids.
 
@@ -87,6 +88,11 @@ def import_conversations(
     conversation (created if it does not exist). A bad message anywhere in a
     conversation stores none of it.
     """
+    if spec.conversation_id and len(parsed) > 1:
+        raise InvalidSetting(
+            f"--conversation names one conversation, but the import holds {len(parsed)}; "
+            "pick one with --record, or drop --conversation"
+        )
     ids: list[str] = []
     for conv_data in parsed:
         # Validate and count everything before opening the transaction.
@@ -114,6 +120,7 @@ def import_conversations(
                 uow.repo.add_conversation(record)
                 cid = record.id
             else:
+                _check_compatible(existing, spec, explicit)
                 cid = existing.id
             for i, (normalized, tokens) in enumerate(prepared):
                 try:
@@ -123,3 +130,22 @@ def import_conversations(
             uow.commit()
         ids.append(cid)
     return ids
+
+
+def _check_compatible(existing: ConversationRecord, spec: ConversationSpec, explicit: frozenset[str]) -> None:
+    """Options given for an import into an existing conversation must match it (never cross a tenant)."""
+    wanted = {
+        "tenant_id": spec.tenant_id,
+        "agent_id": spec.agent_id,
+        "model": spec.model,
+        "context_window": spec.context_window,
+        "plan": spec.plan,
+    }
+    for name in sorted(explicit):
+        value = wanted.get(name)
+        have = getattr(existing, name)
+        if value is not None and value != have:
+            raise InvalidSetting(
+                f"conversation {existing.id!r} exists with {name} {have!r}; the import asked for {value!r} "
+                "(options like this only apply to new conversations)"
+            )

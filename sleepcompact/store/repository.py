@@ -10,8 +10,9 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from sleepcompact.domain.messages import Content
+from sleepcompact.domain.messages import Content, content_text
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.store.history import HistoryOperations
 from sleepcompact.store.models import Compaction, Conversation, Message
 
 
@@ -118,7 +119,7 @@ def compaction_record(row: Compaction) -> CompactionRecord:
     )
 
 
-class SqlRepository:
+class SqlRepository(HistoryOperations):
     """``Repository`` over one SQLAlchemy session."""
 
     def __init__(self, session: Session) -> None:
@@ -163,18 +164,27 @@ class SqlRepository:
         return [conversation_record(r) for r in rows]
 
     def reserve_seqs(
-        self, conversation_id: str, count: int, tokens: int, messages: int, now: datetime
+        self,
+        conversation_id: str,
+        count: int,
+        tokens: int,
+        messages: int,
+        now: datetime,
+        *,
+        activity: bool = True,
     ) -> int | None:
         """Take ``count`` seqs with one conditional UPDATE (it also serializes concurrent appends)."""
+        values: dict[str, Any] = {
+            "next_seq": Conversation.next_seq + count,
+            "live_tokens": Conversation.live_tokens + tokens,
+            "live_messages": Conversation.live_messages + messages,
+        }
+        if activity:  # a compaction writing its summary is not the agent being active
+            values["last_activity_at"] = now
         new_next = self.session.execute(
             update(Conversation)
             .where(Conversation.id == conversation_id)
-            .values(
-                next_seq=Conversation.next_seq + count,
-                live_tokens=Conversation.live_tokens + tokens,
-                live_messages=Conversation.live_messages + messages,
-                last_activity_at=now,
-            )
+            .values(**values)
             .returning(Conversation.next_seq)
         ).scalar_one_or_none()
         if new_next is None:
@@ -235,6 +245,15 @@ class SqlRepository:
         ]
         self.session.add_all(rows)
         self.session.flush()
+        # Summaries are derived text; search covers what was actually said and returned.
+        self.index_messages(
+            conversation_id,
+            [
+                (r.id, content_text(m.content))
+                for r, m in zip(rows, messages, strict=True)
+                if m.kind != "summary"
+            ],
+        )
         return [r.id for r in rows]
 
     def live_messages(self, conversation_id: str) -> list[MessageRecord]:
@@ -293,28 +312,6 @@ class SqlRepository:
             )
         )
         self.session.flush()
-
-    def archive_live(self, conversation_id: str, compaction_id: str, up_to_seq: int) -> int:
-        """Archive every live row up to a seq, remembering which compaction did it."""
-        result = self.session.execute(
-            update(Message)
-            .where(
-                Message.conversation_id == conversation_id,
-                Message.state != "archived",
-                Message.seq <= up_to_seq,
-            )
-            .values(state="archived", compaction_id=compaction_id)
-            .execution_options(synchronize_session=False)
-        )
-        return int(result.rowcount)  # type: ignore[attr-defined]
-
-    def set_counters(self, conversation_id: str, *, live_tokens: int, live_messages: int, epoch: int) -> None:
-        """Store recomputed totals and a new epoch."""
-        self.session.execute(
-            update(Conversation)
-            .where(Conversation.id == conversation_id)
-            .values(live_tokens=live_tokens, live_messages=live_messages, compaction_epoch=epoch)
-        )
 
     def bump_epoch(self, conversation_id: str, expected_epoch: int) -> bool:
         """Compare-and-set: only the holder of the current epoch moves it on."""

@@ -99,26 +99,25 @@ def test_import_into_named_conversation_then_append_a_second_file(cli: Cli) -> N
     assert exported["conversation"]["live_messages"] > len(_parsed(SWE_SIMPLE))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: `import FILE --all --conversation ID` silently ignores --conversation (42 new ids, exit 0)",
-)
-def test_import_all_with_conversation_is_not_silently_ignored(cli: Cli) -> None:
+def test_import_all_with_one_conversation_id_is_refused(cli: Cli, sqlite_url: str) -> None:
     result = cli.run("import", MINI_JSONL, "--all", "--conversation", "same-id")
-    assert result.returncode != 0 or "same-id" in result.stdout.split(), result.describe()
+    assert result.returncode != 0, result.describe()
+    assert "--conversation names one conversation" in result.stderr
+    assert result.stdout == ""
+    with Memory(database_url=sqlite_url) as mem:
+        assert mem.stats()["conversations"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: importing into an existing conversation silently ignores --tenant/--model/--context-window",
-)
-def test_import_into_existing_conversation_with_other_tenant_is_refused(cli: Cli, sqlite_url: str) -> None:
+def test_import_into_existing_conversation_of_another_tenant_is_refused(cli: Cli, sqlite_url: str) -> None:
     with Memory(database_url=sqlite_url) as mem:
         mem.import_(SWE_SIMPLE, conversation_id="owned-by-default")
+        before = mem.export("owned-by-default")["appended"]
     result = cli.run("import", SWE_SECOND, "--conversation", "owned-by-default", "--tenant", "t9")
+    assert result.returncode != 0, result.describe()
+    assert "tenant_id 'default'" in result.stderr
     with Memory(database_url=sqlite_url) as mem:
-        tenant = mem.stats("owned-by-default")["tenant_id"]
-    assert result.returncode != 0 or tenant == "t9", result.describe()
+        assert mem.stats("owned-by-default")["tenant_id"] == "default"
+        assert mem.export("owned-by-default")["appended"] == before
 
 
 # -- context ------------------------------------------------------------------------------------------

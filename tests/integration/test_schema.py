@@ -33,7 +33,14 @@ def test_migrated_schema_matches_the_models(database_url: str) -> None:
     try:
         migrate.upgrade(engine)
         with engine.connect() as conn:
-            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+            ctx = MigrationContext.configure(
+                conn,
+                opts={
+                    # The full-text index is dialect-specific DDL (FTS5 / GIN), outside the models on purpose.
+                    "include_name": lambda name, type_, parent: not (name or "").startswith("message_search"),
+                },
+            )
+            diff = compare_metadata(ctx, Base.metadata)
         assert diff == []
     finally:
         engine.dispose()

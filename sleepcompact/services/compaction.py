@@ -1,0 +1,416 @@
+"""Compact a conversation: snapshot, plan, summarize outside any transaction, apply if the epoch held.
+
+The database is the truth. The snapshot fixes the live rows and the
+``compaction_epoch``; the LLM call happens with no lock and no transaction
+open; the apply is one transaction that first moves the epoch on with a
+compare-and-set. If anyone else compacted, cleared or restored meanwhile, the
+CAS fails and the result is discarded (and recorded). Messages appended
+meanwhile have seqs above the snapshot and are never touched.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+import structlog
+
+from sleepcompact.domain.budget import Thresholds
+from sleepcompact.domain.errors import ConversationNotFound, SleepcompactError
+from sleepcompact.domain.extraction import extract_facts
+from sleepcompact.domain.journal import NewJournalEntry
+from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan, with_summary_size
+from sleepcompact.domain.messages import content_text, part_tokens
+from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
+from sleepcompact.domain.summary import (
+    SUMMARY_PREFIX,
+    SummaryInput,
+    build_prompt,
+    flag_imperatives,
+    offline_summary,
+)
+from sleepcompact.services.context import budget_for
+from sleepcompact.services.conversations import new_id, utcnow
+from sleepcompact.services.ports import Summarizer, SummaryResult, TokenCounter, UnitOfWork
+
+log = structlog.get_logger(__name__)
+
+Trigger = Literal["sleep", "emergency", "manual", "admin_rerun"]
+REPEAT_NOTE = "Note: earlier turns of this conversation have been summarized {n} times; details may be lost."
+
+
+class CompactionNotFound(SleepcompactError):
+    """The compaction id names no compaction."""
+
+
+class NotRestorable(SleepcompactError):
+    """Only applied compactions can be restored."""
+
+
+class InvalidSummary(SleepcompactError):
+    """A summary that is empty, a refusal, cut off, or longer than what it replaces."""
+
+
+@dataclass(frozen=True)
+class CompactionOutcome:
+    """What a compaction did, in the figures an operator reads."""
+
+    conversation_id: str
+    status: str  # applied, noop, stalled, discarded, backoff, dry_run
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    usable: int
+    target: int
+    reason: str
+    compaction_id: str | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    summary_tokens: int = 0
+    summary: str | None = None
+    fallback: str | None = None
+    plan: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def _plan_dict(p: Plan) -> dict[str, Any]:
+    return {
+        "tokens_before": p.tokens_before,
+        "tokens_after_estimate": p.tokens_after,
+        "target": p.target,
+        "fits": p.fits,
+        "reason": p.reason,
+        "sections": p.sections,
+        "steps": [asdict(s) for s in p.steps],
+        "changes": [
+            {"seq": c.seq, "state": c.state, "step": c.step, "live_tokens": c.live_tokens} for c in p.changes
+        ],
+        "summarize": None
+        if p.summary is None
+        else {
+            "first_seq": p.summary.first_seq,
+            "last_seq": p.summary.last_seq,
+            "messages": len(p.summary.rows),
+            "tokens_replaced": p.summary.tokens_replaced,
+            "max_tokens": p.summary.max_tokens,
+            "rolling": p.summary.previous is not None,
+        },
+    }
+
+
+def validate_summary(text: str, replaced_tokens: int, count: Callable[[str], int]) -> None:
+    """Refuse empty, refusing or oversized summaries (DESIGN section 4 step 6)."""
+    body = text.strip()
+    if not body:
+        raise InvalidSummary("the summary is empty")
+    lowered = body[:200].lower()
+    if lowered.startswith(("i can't", "i cannot", "i'm sorry", "i am sorry", "i won't", "sorry,")):
+        raise InvalidSummary("the summarizer refused")
+    if count(body) >= replaced_tokens:
+        raise InvalidSummary(f"the summary ({count(body)} tokens) is not shorter than what it replaces")
+
+
+def _summarize(
+    summarizer: Summarizer,
+    inp: SummaryInput,
+    replaced: int,
+    count: Callable[[str], int],
+    instructions: str | None,
+) -> tuple[SummaryResult, str | None]:
+    """The summarizer's result, or the offline summary and why the summarizer's was not used."""
+    prompt = build_prompt(inp, instructions=instructions, count=count)
+    try:
+        result = summarizer.summarize(inp, prompt)
+        validate_summary(result.text, replaced, count)
+        return result, None
+    except Exception as exc:  # any failure of the LLM path means the deterministic fallback
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("summarizer_fallback", provider=summarizer.provider, reason=reason)
+        text = offline_summary(inp, count)
+        return SummaryResult(text=text, provider="offline", model="offline"), reason
+
+
+def compact(
+    uow_factory: Callable[[], UnitOfWork],
+    counter: TokenCounter,
+    summarizer: Summarizer,
+    conversation_id: str,
+    *,
+    trigger: Trigger = "manual",
+    defaults: Thresholds,
+    policy: Policy | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    instructions: str | None = None,
+) -> CompactionOutcome:
+    """Run the ladder on one conversation; see the module docstring for the concurrency rules."""
+    policy = policy or Policy()
+    started = time.monotonic()
+    with uow_factory() as uow:
+        conv = uow.repo.get_conversation(conversation_id)
+        if conv is None:
+            raise ConversationNotFound(conversation_id)
+        rows = tuple(uow.repo.live_messages(conversation_id))
+        depth = uow.repo.summary_depth(conversation_id)
+        history = uow.repo.compactions(conversation_id)
+    budget = budget_for(conv, defaults)
+    snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
+    base = functools.partial(
+        CompactionOutcome,
+        conversation_id=conversation_id,
+        trigger=trigger,
+        usable=budget.usable,
+        target=budget.target,
+    )
+
+    last = history[-1] if history else None
+    stalled = trigger == "sleep" and not force and last is not None and last.status == "stalled"
+    if stalled and last is not None and conv.live_tokens < last.tokens_before * (1 + policy.stall_ratio):
+        return base(
+            status="backoff",
+            tokens_before=conv.live_tokens,
+            tokens_after=conv.live_tokens,
+            reason="the last compaction stalled and the conversation has not grown since",
+        )
+
+    p = plan(snapshot, budget, policy, counter.count, force_summary=force)
+    if dry_run:
+        return base(
+            status="dry_run",
+            tokens_before=p.tokens_before,
+            tokens_after=p.tokens_after,
+            reason=p.reason,
+            plan=_plan_dict(p),
+        )
+    if p.is_noop and not p.fits:
+        # Nothing the ladder may do brings it under the target: that is a stall, recorded and backed off.
+        record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))
+        _record_only(uow_factory, record, "stalled", p.reason)
+        return base(
+            status="stalled",
+            compaction_id=record.id,
+            tokens_before=p.tokens_before,
+            tokens_after=p.tokens_before,
+            reason=p.reason,
+        )
+    if p.is_noop:
+        return base(
+            status="noop",
+            tokens_before=p.tokens_before,
+            tokens_after=p.tokens_before,
+            reason=p.reason,
+        )
+
+    result: SummaryResult | None = None
+    fallback: str | None = None
+    summary_content: str | None = None
+    summary_tokens = 0
+    inp: SummaryInput | None = None
+    if p.summary is not None:
+        previous_body = None
+        if p.summary.previous is not None:
+            previous_body = content_text(p.summary.previous.content).removeprefix(SUMMARY_PREFIX).strip()
+        note = REPEAT_NOTE.format(n=depth + 1) + "\n\n" if depth + 1 >= 3 else ""
+        # The planner budgeted the whole summary message; the body gets what the prefix and note leave.
+        body_budget = max(48, p.summary.max_tokens - counter.count(SUMMARY_PREFIX + note))
+        inp = SummaryInput(p.summary.rows, previous_body, body_budget)
+        result, fallback = _summarize(summarizer, inp, p.summary.tokens_replaced, counter.count, instructions)
+        summary_content = f"{SUMMARY_PREFIX}{note}{result.text.strip()}"
+        summary_tokens = part_tokens(summary_content, counter.count)
+        p = with_summary_size(p, summary_tokens)
+
+    saved = p.tokens_before - p.tokens_after
+    compaction_id = new_id("cmp")
+    steps = [asdict(s) for s in p.steps]
+    if fallback:
+        steps.append(
+            {"step": "fallback", "section": "HISTORY", "messages": 0, "tokens_saved": 0, "reason": fallback}
+        )
+    record = CompactionRecord(
+        id=compaction_id,
+        conversation_id=conversation_id,
+        trigger=trigger,
+        status="applied",
+        steps=steps,
+        first_seq=min((c.seq for c in p.changes), default=None),
+        last_seq=max((c.seq for c in p.changes), default=None),
+        messages_affected=len(p.changes),
+        tokens_before=p.tokens_before,
+        tokens_after=p.tokens_after,
+        created_at=utcnow(),
+        previous_compaction_id=last.id if last is not None and last.status == "applied" else None,
+        summarizer_provider=result.provider if result else None,
+        summarizer_model=result.model if result else None,
+        llm_input_tokens=result.input_tokens if result else 0,
+        llm_output_tokens=result.output_tokens if result else 0,
+        llm_cost_usd=result.cost_usd if result else 0.0,
+        llm_batch=result.batch if result else False,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        error=fallback,
+        input_hash=_input_hash(rows),
+        snapshot_epoch=conv.compaction_epoch,
+    )
+    if saved < policy.stall_ratio * max(p.tokens_before, 1) and not force:
+        _record_only(uow_factory, record, "stalled", f"saved {saved} of {p.tokens_before} tokens (< 5%)")
+        return base(
+            status="stalled",
+            compaction_id=compaction_id,
+            tokens_before=p.tokens_before,
+            tokens_after=p.tokens_before,
+            reason="the layout would save less than 5%; backing off",
+            steps=steps,
+        )
+
+    flags = flag_imperatives(summary_content or "")
+    with uow_factory() as uow:
+        if not uow.repo.bump_epoch(conversation_id, conv.compaction_epoch):
+            uow.rollback()
+            lost = True
+        else:
+            lost = False
+            now = utcnow()
+            prior = uow.repo.apply_changes(compaction_id, p.changes)
+            summary_id: int | None = None
+            if summary_content is not None:
+                seq = uow.repo.reserve_seqs(conversation_id, 1, 0, 0, now, activity=False)
+                assert seq is not None
+                meta: dict[str, Any] = {
+                    "compaction_id": compaction_id,
+                    "provider": record.summarizer_provider,
+                    "model": record.summarizer_model,
+                    "flagged": bool(flags),
+                }
+                (summary_id,) = uow.repo.add_messages(
+                    conversation_id,
+                    [
+                        NewMessage(
+                            seq,
+                            0,
+                            "user",
+                            "summary",
+                            summary_content,
+                            None,
+                            None,
+                            None,
+                            summary_tokens,
+                            metadata=meta,
+                        )
+                    ],
+                    now,
+                )
+            tokens_after, _ = uow.repo.recount(conversation_id)
+            final = _with(record, summary_message_id=summary_id, tokens_after=tokens_after)
+            uow.repo.add_compaction(
+                final,
+                meta={"prior": prior, "summary": summary_content, "flags": flags, "reason": p.reason},
+            )
+            uow.repo.add_journal_entries(_journal(conv, p, summary_content, compaction_id), now)
+            uow.commit()
+    if lost:
+        _record_only(uow_factory, record, "discarded", "lost race: the conversation was compacted meanwhile")
+        log.info("compaction", conversation_id=conversation_id, trigger=trigger, outcome="discarded")
+        return base(
+            status="discarded",
+            compaction_id=compaction_id,
+            tokens_before=p.tokens_before,
+            tokens_after=p.tokens_before,
+            reason="lost race: another compaction applied first; nothing written",
+            steps=steps,
+        )
+    log.info(
+        "compaction",
+        conversation_id=conversation_id,
+        tenant_id=conv.tenant_id,
+        trigger=trigger,
+        outcome="applied",
+        tokens_before=p.tokens_before,
+        tokens_after=tokens_after,
+        percent_of_usable=budget.percent_of_usable(tokens_after),
+        steps=[s["step"] for s in steps],
+        llm_ms=record.duration_ms,
+        fallback=bool(fallback),
+    )
+    return base(
+        status="applied",
+        compaction_id=compaction_id,
+        tokens_before=p.tokens_before,
+        tokens_after=tokens_after,
+        reason=p.reason,
+        steps=steps,
+        summary_tokens=summary_tokens,
+        summary=summary_content,
+        fallback=fallback,
+    )
+
+
+def _with(record: CompactionRecord, **changes: Any) -> CompactionRecord:
+    return replace(record, **changes)
+
+
+def _input_hash(rows: tuple[Any, ...]) -> str:
+    digest = hashlib.sha256()
+    for r in rows:
+        digest.update(f"{r.id}:{r.seq}:{r.state}:{r.live_tokens}\n".encode())
+    return digest.hexdigest()
+
+
+def _record_only(
+    uow_factory: Callable[[], UnitOfWork], record: CompactionRecord, status: str, why: str
+) -> None:
+    """Record a compaction that changed nothing (stalled, or lost its race)."""
+    with uow_factory() as uow:
+        uow.repo.add_compaction(_with(record, status=status, error=why, tokens_after=record.tokens_before))
+        uow.commit()
+
+
+def _journal(
+    conv: ConversationRecord, p: Plan, summary: str | None, compaction_id: str
+) -> list[NewJournalEntry]:
+    """Facts leave the live context only after they are safe in the journal."""
+    if p.summary is None:
+        return []
+    entries = [
+        NewJournalEntry(
+            conv.tenant_id, conv.agent_id, conv.id, d.content, d.source_type, "pre_compaction", d.tags
+        )
+        for d in extract_facts(p.summary.rows)
+    ]
+    if summary is not None:
+        entries.append(
+            NewJournalEntry(
+                conv.tenant_id,
+                conv.agent_id,
+                conv.id,
+                f"[{compaction_id}] {summary}",
+                "inference",
+                "context_synthesis",
+                ("summary",),
+            )
+        )
+    return entries
+
+
+def _bare_record(
+    conversation_id: str, trigger: str, conv: ConversationRecord, tokens: int, input_hash: str
+) -> CompactionRecord:
+    return CompactionRecord(
+        id=new_id("cmp"),
+        conversation_id=conversation_id,
+        trigger=trigger,
+        status="stalled",
+        steps=[],
+        first_seq=None,
+        last_seq=None,
+        messages_affected=0,
+        tokens_before=tokens,
+        tokens_after=tokens,
+        created_at=utcnow(),
+        input_hash=input_hash,
+        snapshot_epoch=conv.compaction_epoch,
+    )
