@@ -260,14 +260,19 @@ def _mask_candidates(layout: _Layout, protect: int, protected_turns: int) -> set
     return out
 
 
-def _mask(layout: _Layout, idx: list[int], candidates: set[int], count: Count) -> tuple[int, int]:
+def _placeholder(row: MessageRecord, count: Count) -> tuple[str, int]:
+    view = MASK_PLACEHOLDER.format(tool=row.tool_name or "tool", tokens=row.token_count, seq=row.seq)
+    return view, _view_tokens(view, count)
+
+
+def _mask(
+    layout: _Layout, idx: list[int], candidates: dict[int, tuple[str, int]], count: Count
+) -> tuple[int, int]:
     saved = n = 0
     for i in idx:
         if i not in candidates:
             continue
-        row = layout.rows[i]
-        view = MASK_PLACEHOLDER.format(tool=row.tool_name or "tool", tokens=row.token_count, seq=row.seq)
-        tokens = _view_tokens(view, count)
+        view, tokens = candidates[i]
         if tokens < layout.tokens[i]:
             saved += layout.set(i, "masked", view, tokens, "mask")
             n += 1
@@ -290,17 +295,12 @@ def plan(
         )
 
     usable = budget.usable
-    candidates = _mask_candidates(layout, policy.protect(usable), policy.protected_user_turns)
-    mask_total = sum(
-        layout.tokens[i]
-        - _view_tokens(
-            MASK_PLACEHOLDER.format(
-                tool=rows[i].tool_name or "tool", tokens=rows[i].token_count, seq=rows[i].seq
-            ),
-            count,
-        )
-        for i in candidates
-    )
+    # Each placeholder is counted once, here; the mask step reuses it.
+    candidates = {
+        i: _placeholder(rows[i], count)
+        for i in _mask_candidates(layout, policy.protect(usable), policy.protected_user_turns)
+    }
+    mask_total = sum(layout.tokens[i] - view[1] for i, view in candidates.items())
     mask_allowed = mask_total >= policy.minimum(usable)
 
     steps: list[tuple[str, Callable[[list[int]], tuple[int, int]]]] = [
@@ -318,7 +318,7 @@ def plan(
                 layout.steps.append(StepResult(name, section, n, saved))
     if not layout.fits():
         # One long agent loop is all "current turn": mask inside it too, keeping the newest tool output.
-        inner = _mask_candidates(layout, policy.protect(usable), 0)
+        inner = {i: _placeholder(rows[i], count) for i in _mask_candidates(layout, policy.protect(usable), 0)}
         for section in SECTIONS:
             if layout.fits():
                 break
@@ -374,9 +374,7 @@ def _valid_boundary(row: MessageRecord) -> bool:
     return row.kind != "tool_result" and (row.role != "assistant" or row.part == 0)
 
 
-def _keep_from(
-    layout: _Layout, body: list[int], protected_turns: int, allowance: int, policy: Policy
-) -> int:
+def _keep_from(layout: _Layout, body: list[int], protected_turns: int, allowance: int, policy: Policy) -> int:
     """Index into ``body`` of the first row to keep: the protected turns always, more while they fit."""
     rows, tokens, budget = layout.rows, layout.tokens, layout.budget
     turns, must_keep = 0, len(body)

@@ -129,18 +129,22 @@ class HistoryOperations:
 
     def restore_rows(self, prior: Sequence[dict[str, Any]]) -> None:
         """Put rows back exactly as ``apply_changes`` found them."""
-        for p in prior:
-            self.session.execute(
-                update(Message)
-                .where(Message.id == p["id"])
-                .values(
-                    state=p["state"],
-                    live_content=p["live_content"],
-                    live_tokens=p["live_tokens"],
-                    compaction_id=p["compaction_id"],
-                )
-                .execution_options(synchronize_session=False)
-            )
+        if not prior:
+            return
+        # One executemany (ORM bulk UPDATE by primary key), not a statement per row.
+        self.session.execute(
+            update(Message),
+            [
+                {
+                    "id": p["id"],
+                    "state": p["state"],
+                    "live_content": p["live_content"],
+                    "live_tokens": p["live_tokens"],
+                    "compaction_id": p["compaction_id"],
+                }
+                for p in prior
+            ],
+        )
 
     def delete_derived_message(self, message_id: int) -> None:
         """Remove a summary row a reverted compaction wrote (its text stays in the compaction record)."""

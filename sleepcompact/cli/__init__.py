@@ -331,109 +331,12 @@ def clear(conversation: Annotated[str, typer.Argument(help="Conversation id.")])
     typer.echo(f"cleared {conversation} (record {cid})")
 
 
-@app.command()
-@_errors
-def compact(
-    conversation: Annotated[str, typer.Argument(help="Conversation id.")],
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Summarize even under the target.")] = False,
-    as_json: JsonFlag = False,
-) -> None:
-    """Run the compaction ladder now (trigger manual)."""
-    with _memory() as mem:
-        outcome = mem.compact(conversation, dry_run=dry_run, force=force)
-    data = outcome.to_dict()
-    if as_json:
-        _print_json(data)
-        return
-    console = _console()
-    console.print(
-        f"{outcome.status}: {outcome.tokens_before:,} -> {outcome.tokens_after:,} tokens "
-        f"(target {outcome.target:,}, usable {outcome.usable:,}); {outcome.reason}"
-    )
-    steps = outcome.plan["steps"] if outcome.plan else outcome.steps
-    for step in steps:
-        console.print(
-            f"  {step['step']:<13} {step['section']:<8} {step['messages']:>5} messages  "
-            f"{step['tokens_saved']:>8,} tokens saved"
-        )
-    if outcome.compaction_id and outcome.status == "applied":
-        console.print(
-            f"compaction {outcome.compaction_id}; undo with: sleepcompact restore {outcome.compaction_id}"
-        )
-
-
-@app.command()
-@_errors
-def history(
-    conversation: Annotated[str, typer.Argument(help="Conversation id.")], as_json: JsonFlag = False
-) -> None:
-    """Compactions of a conversation with their figures (flagged summaries marked)."""
-    with _memory() as mem:
-        rows = mem.history(conversation)
-    if as_json:
-        _print_json(rows)
-        return
-    table = Table()
-    for col in (
-        "compaction",
-        "trigger",
-        "status",
-        "before",
-        "after",
-        "saved",
-        "steps",
-        "summarizer",
-        "flagged",
-    ):
-        table.add_column(col, no_wrap=True)
-    for r in rows:
-        table.add_row(
-            r["id"],
-            r["trigger"],
-            r["status"],
-            f"{r['tokens_before']:,}",
-            f"{r['tokens_after']:,}",
-            f"{r['tokens_saved']:,}",
-            ",".join(s["step"] for s in r["steps"]),
-            str(r["summarizer_provider"] or "-"),
-            "FLAGGED" if r["flagged"] else "",
-        )
-    _console().print(table)
-
-
-@app.command()
-@_errors
-def restore(compaction_id: Annotated[str, typer.Argument(help="Compaction id (see history).")]) -> None:
-    """Bring back the exact live state before a compaction; later compactions are undone first."""
-    with _memory() as mem:
-        undone = mem.restore(compaction_id)
-    typer.echo(f"restored {', '.join(undone)}")
-
-
-@app.command()
-@_errors
-def search(
-    conversation: Annotated[str, typer.Argument(help="Conversation id.")],
-    query: Annotated[str, typer.Argument(help='Words to find, or "seq:N" for the row a placeholder names.')],
-    limit: Annotated[int, typer.Option(help="How many hits.")] = 20,
-    as_json: JsonFlag = False,
-) -> None:
-    """Search the archive (every original, including what compaction masked, truncated or summarized)."""
-    with _memory() as mem:
-        hits = mem.search_history(conversation, query, limit)
-    if as_json:
-        _print_json(hits)
-        return
-    console = _console()
-    if not hits:
-        console.print("no match")
-    for h in hits:
-        console.print(
-            f"[bold]seq {h['seq']}[/bold] {h['role']}/{h['kind']} ({h['state']}): {_preview(h['snippet'])}"
-        )
-
-
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+# The compaction commands live beside this module; importing it registers them on ``app``.
+from sleepcompact.cli import compactions as _compactions  # noqa: E402
+
+__all__ = ["_compactions", "app", "main"]
