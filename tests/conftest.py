@@ -70,3 +70,16 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield url
     finally:
         server.drop_database(url.rsplit("/", 1)[1])
+
+
+TRAJECTORIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories"
+
+
+@pytest.fixture(scope="session")
+def trajectory_data() -> Path:
+    """The shared trajectories (read in place from ../shared/data, never copied into the repository)."""
+    if not (TRAJECTORIES / "mini-swe-agent-dev.jsonl").is_file() or not list(
+        TRAJECTORIES.glob("swe-agent/*.traj")
+    ):
+        pytest.fail(f"the shared trajectory data is missing: expected it under {TRAJECTORIES}")
+    return TRAJECTORIES

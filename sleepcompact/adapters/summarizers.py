@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from sleepcompact.config import Settings
 from sleepcompact.domain.errors import InvalidSetting
-from sleepcompact.domain.summary import SummaryInput, SummaryPrompt, offline_summary
+from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
+from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.ports import Summarizer, SummaryResult
 
 

@@ -56,8 +56,10 @@ def _errors(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _memory(*, auto_migrate: bool | None = None) -> Memory:
+def _memory(*, auto_migrate: bool | None = None, offline: bool = False) -> Memory:
     settings = Settings.from_env()
+    if offline:
+        settings = settings.with_overrides(summarizer="offline")
     configure_logging(settings)
     return Memory(settings, auto_migrate=auto_migrate)
 
@@ -89,39 +91,56 @@ def demo(
     """The main job: synthetic agents imported into the embedded database, and their budget report."""
     from sleepcompact.demo import run_demo
 
-    with _memory() as mem:
+    # The demo is deterministic and offline whatever the environment holds (no key is used or needed).
+    with _memory(offline=True) as mem:
         rows = run_demo(mem, seed=seed)
     if as_json:
         _print_json([r.to_dict() for r in rows])
         return
     console = _console()
-    console.print(f"Synthetic coding agent: {rows[0].messages} messages imported under three budgets.")
+    console.print(
+        f"Synthetic coding agent: {rows[0].messages} messages imported under three budgets, "
+        "then compacted where over the soft threshold."
+    )
     table = Table()
-    for col in ("budget", "tokens", "usable", "% usable", "soft", "hard", "the guard will"):
-        table.add_column(
-            col, justify="left" if col in ("budget", "the guard will") else "right", no_wrap=True
-        )
+    cols = (
+        "budget",
+        "usable",
+        "before",
+        "% usable",
+        "guard at this size",
+        "after",
+        "% usable ",
+        "steps",
+        "summary",
+    )
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("budget", "guard at this size", "steps") else "right")
     for r in rows:
         table.add_row(
             r.label,
-            f"{r.tokens:,}",
             f"{r.usable:,}",
+            f"{r.tokens:,}",
             f"{r.percent:.0f}%",
-            f"{r.soft:,}",
-            f"{r.hard:,}",
             r.action,
+            f"{r.tokens_after:,}",
+            f"{r.percent_after:.0f}%",
+            r.steps,
+            f"{r.summary_tokens:,}" if r.summary_tokens else "-",
         )
     console.print(table)
     console.print("Conversations:")
     for r in rows:
         console.print(f"  {r.conversation_id}  {r.label}")
-    first = rows[0].conversation_id
+    first = rows[0]
     console.print("Look further:")
-    for cmd in (
-        f"sleepcompact context {first}",
-        f"sleepcompact stats {first}",
-        f"sleepcompact export {first}",
-    ):
+    cmds = [f"sleepcompact context {first.conversation_id}", f"sleepcompact history {first.conversation_id}"]
+    if first.compaction_id:
+        cmds += [
+            f"sleepcompact search {first.conversation_id} seq:3",
+            f"sleepcompact restore {first.compaction_id}",
+        ]
+    for cmd in cmds:
         console.print(f"  {cmd}")
 
 

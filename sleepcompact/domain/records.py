@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sleepcompact.domain.messages import Content
+from sleepcompact.domain.messages import Content, content_text
 
 MESSAGE_STATES = ("live", "masked", "truncated", "archived")
 COMPACTION_TRIGGERS = ("sleep", "emergency", "manual", "admin_rerun", "clear")
@@ -144,3 +144,38 @@ def logical_order(rows: Sequence[MessageRecord]) -> list[MessageRecord]:
     head = list(rows[:lead])
     rest = list(rows[lead:])
     return head + [r for r in rest if r.kind == "summary"] + [r for r in rest if r.kind != "summary"]
+
+
+def call_input(row: MessageRecord) -> dict[str, object]:
+    """The input of a tool_call row (empty for any other row)."""
+    content = row.content
+    if row.kind == "tool_call" and isinstance(content, list) and content:
+        tool_input = content[0].get("input")
+        if isinstance(tool_input, dict):
+            return dict(tool_input)
+    return {}
+
+
+def input_strings(value: object, key: str = "") -> list[tuple[str, str]]:
+    """(key, text) pairs of a tool input, nested values included, keys in sorted order."""
+    if isinstance(value, str):
+        return [(key, value)]
+    if isinstance(value, dict):
+        return [pair for k in sorted(value) for pair in input_strings(value[k], str(k))]
+    if isinstance(value, list):
+        return [pair for v in value for pair in input_strings(v, key)]
+    return []
+
+
+def row_text(row: MessageRecord) -> str:
+    """A row's original text for analysis: a tool call as its input values (not JSON), else its text."""
+    if row.kind == "tool_call":
+        return "\n".join(text for _key, text in input_strings(call_input(row)))
+    return content_text(row.content)
+
+
+def tool_names(rows: Sequence[MessageRecord]) -> dict[str, str]:
+    """Tool name by tool_call_id, from the tool_call rows (results do not always carry the name)."""
+    return {
+        r.tool_call_id: r.tool_name for r in rows if r.kind == "tool_call" and r.tool_call_id and r.tool_name
+    }

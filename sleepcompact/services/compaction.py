@@ -22,17 +22,13 @@ import structlog
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import ConversationNotFound, SleepcompactError
 from sleepcompact.domain.extraction import extract_facts
+from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan, with_summary_size
 from sleepcompact.domain.messages import content_text, part_tokens
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, build_prompt
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
-from sleepcompact.domain.summary import (
-    SUMMARY_PREFIX,
-    SummaryInput,
-    build_prompt,
-    flag_imperatives,
-    offline_summary,
-)
+from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.context import budget_for
 from sleepcompact.services.conversations import new_id, utcnow
 from sleepcompact.services.ports import Summarizer, SummaryResult, TokenCounter, UnitOfWork

@@ -14,8 +14,8 @@ from typing import Any, Protocol, Self
 
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import RowChange
+from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
-from sleepcompact.domain.summary import SummaryInput, SummaryPrompt
 
 
 class TokenCounter(Protocol):

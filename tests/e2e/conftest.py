@@ -94,9 +94,8 @@ def _migrated(url: str) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _data_present() -> None:
-    if not MINI_JSONL.is_file() or not SWE_SIMPLE.is_file():
-        pytest.skip(f"trajectory data not found under {TRAJECTORIES}")
+def _data_present(trajectory_data: Path) -> None:
+    """Every e2e test may read the trajectories; their absence fails the run (see tests/conftest.py)."""
 
 
 @pytest.fixture

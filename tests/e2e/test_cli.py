@@ -252,8 +252,11 @@ def test_demo_json_on_default_database(demo_cli: Cli, tmp_path: Path) -> None:
     assert len({r["conversation_id"] for r in rows}) == 3
     by_label = {r["label"]: r for r in rows}
     free = next(r for label, r in by_label.items() if label.startswith("free"))
-    model = by_label["model window"]
+    model = by_label["model, 200k"]
     assert free["usable"] == 12000
+    # Over soft, the demo compacts: the free plan ends under its target; the model window is untouched.
+    assert free["compaction_id"] and free["tokens_after"] <= 6000 < free["tokens"]
+    assert model["compaction_id"] is None and model["tokens_after"] == model["tokens"]
     # the JSON key is "percent" (stats/context call the same figure "percent_of_usable")
     assert free["percent"] > model["percent"]
 
@@ -264,7 +267,8 @@ def test_demo_json_on_default_database(demo_cli: Cli, tmp_path: Path) -> None:
 def test_demo_table_shows_ids_and_next_commands(demo_cli: Cli) -> None:
     result = demo_cli.ok("demo")
     assert "sleepcompact context" in result.stdout
-    assert "model window" in result.stdout
+    assert "model, 200k" in result.stdout
+    assert "sleepcompact restore cmp_" in result.stdout
     # at 80 columns (any pipe) every conversation id is still printed in full
     assert len(set(re.findall(r"conv_[0-9a-f]{16}", result.stdout))) == 3, result.stdout
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sleepcompact import Memory
-from sleepcompact.domain.summary import SUMMARY_PREFIX
+from sleepcompact.domain.prompt import SUMMARY_PREFIX
 from sleepcompact.domain.validation import anthropic_problems
 from sleepcompact.services.compaction import NotRestorable
 from sleepcompact.synthetic import coding_agent

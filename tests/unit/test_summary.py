@@ -11,18 +11,18 @@ from typing import Any
 import pytest
 
 from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.domain.identifiers import extract_identifiers
+from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.messages import content_text, normalize, part_tokens
-from sleepcompact.domain.records import MessageRecord
-from sleepcompact.domain.summary import (
+from sleepcompact.domain.prompt import (
     DEFAULT_INSTRUCTIONS,
     SECTIONS,
     SUMMARY_PREFIX,
     SummaryInput,
     build_prompt,
-    extract_identifiers,
-    flag_imperatives,
-    offline_summary,
 )
+from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.summary import offline_summary
 from sleepcompact.synthetic import coding_agent, personal_assistant
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
