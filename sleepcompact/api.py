@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarize
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
-from sleepcompact.domain.errors import ImportFormatError, SleepcompactError
+from sleepcompact.domain.errors import ImportFormatError, InvalidSetting, SleepcompactError
 from sleepcompact.domain.formats import parse_import
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
@@ -112,8 +113,19 @@ class Memory:
         auto_compact: bool | None = None,
         conversation_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        policy: Mapping[str, Any] | None = None,
     ) -> str:
-        """Create a conversation and return its id. ``plan`` caps the window (free 16k, pro 32k, ultra)."""
+        """Create a conversation and return its id. ``plan`` caps the window (free 16k, pro 32k, ultra).
+
+        ``policy`` overrides ladder defaults for this conversation only, e.g.
+        ``{"tool_output_cap": 1000, "preserve_messages": 40}`` (names of ``Policy`` fields).
+        """
+        if policy:
+            known = {f.name for f in fields(Policy)}
+            unknown = sorted(set(policy) - known)
+            if unknown:
+                raise InvalidSetting(f"unknown policy settings {unknown}; known: {sorted(known)}")
+            metadata = {**dict(metadata or {}), "policy": dict(policy)}
         spec = ConversationSpec(
             model=model or self.settings.default_model,
             tenant_id=tenant_id,

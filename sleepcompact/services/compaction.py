@@ -14,7 +14,7 @@ import functools
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 import structlog
@@ -156,6 +156,7 @@ def compact(
         depth = uow.repo.summary_depth(conversation_id)
         history = uow.repo.compactions(conversation_id)
     budget = budget_for(conv, defaults)
+    policy = conversation_policy(conv, policy)
     snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
     base = functools.partial(
         CompactionOutcome,
@@ -410,3 +411,10 @@ def _bare_record(
         input_hash=input_hash,
         snapshot_epoch=conv.compaction_epoch,
     )
+
+
+def conversation_policy(conv: ConversationRecord, default: Policy) -> Policy:
+    """The ladder's policy with the conversation's own overrides (stored in its metadata) applied."""
+    overrides = conv.metadata.get("policy") or {}
+    known = {f.name for f in fields(Policy)}
+    return replace(default, **{k: v for k, v in overrides.items() if k in known})

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sleepcompact import Memory
+from sleepcompact import InvalidSetting, Memory
 from sleepcompact.domain.prompt import SUMMARY_PREFIX
 from sleepcompact.domain.validation import anthropic_problems
 from sleepcompact.services.compaction import NotRestorable
@@ -277,3 +277,19 @@ def test_real_trajectories_fit_and_keep_their_patch_identifiers(sqlite_memory: M
         for ident in _patch_identifiers(record["submission"]):
             found = ident in context_text or sqlite_memory.search_history(cid, ident)
             assert found, (record["instance_id"], ident)
+
+
+def test_ladder_defaults_can_be_overridden_per_conversation(memory: Memory) -> None:
+    conv = coding_agent(seed=0)
+    tight = memory.create_conversation(
+        "claude-sonnet-4-5", context_window=64_000, policy={"tool_output_cap": 300}
+    )
+    loose = memory.create_conversation("claude-sonnet-4-5", context_window=64_000)
+    for cid in (tight, loose):
+        memory.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        memory.compact(cid, force=True)
+    truncated = {cid: [r for r in _rows(memory, cid) if r["state"] == "truncated"] for cid in (tight, loose)}
+    assert truncated[tight] and all(r["live_tokens"] <= 300 for r in truncated[tight])
+    assert all(r["live_tokens"] > 300 for r in truncated[loose])
+    with pytest.raises(InvalidSetting, match="unknown policy"):
+        memory.create_conversation("claude-sonnet-4-5", policy={"tool_output_capp": 1})
