@@ -333,9 +333,12 @@ def plan(
     if not layout.fits(summary_size):
         _truncate_kept(layout, policy.cap(usable), summary_size, count)
     if summary is None:
-        reason = "cannot fit: too few messages outside the preserve window to summarize"
-        if layout.steps and layout.fits():
-            reason = "fits after truncating oversized messages of the current turns"
+        if not layout.fits():
+            reason = "cannot fit: too few messages outside the preserve window to summarize"
+        elif layout.steps:
+            reason = "fits after the LLM-free steps; nothing worth summarizing"
+        else:
+            reason = "already under the target; too few messages worth summarizing"
         return _finish(layout, before, None, reason, section_sizes)
     return _finish(layout, before, summary, "summarize the prefix outside the preserve window", section_sizes)
 

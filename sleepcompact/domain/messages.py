@@ -244,7 +244,14 @@ def _result_meta(source: Mapping[str, Any]) -> dict[str, Any]:
 def _tool_call_id(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise MalformedContent(f"{where}: a tool call id must be a non-empty string")
+    if "\x00" in value:
+        raise MalformedContent(f"{where}: a tool call id may not contain NUL characters")
     return value
+
+
+def without_nul(text: str) -> str:
+    """Text for a plain-text column: PostgreSQL refuses NUL there (JSON columns escape it as \\u0000)."""
+    return text.replace("\x00", "\ufffd")
 
 
 # -- Anthropic ----------------------------------------------------------------------------------------
@@ -275,7 +282,7 @@ def _anthropic_parts(msg: Mapping[str, Any], role: str) -> list[Part]:
             flush()
             call_id = _tool_call_id(block.get("id"), where)
             name = block.get("name")
-            if not isinstance(name, str) or not name:
+            if not isinstance(name, str) or not name or "\x00" in name:
                 raise MalformedContent(f"{where}: tool_use block {i} has no name")
             tool_input = block.get("input", {})
             if not isinstance(tool_input, Mapping):
@@ -329,6 +336,8 @@ def _openai_parts(msg: Mapping[str, Any], role: str) -> list[Part]:
         fn = call.get("function")
         if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn.get("name"):
             raise MalformedContent(f"{where}: tool call {i} has no function name")
+        if "\x00" in fn["name"]:
+            raise MalformedContent(f"{where}: tool call {i} has a NUL character in its name")
         args = fn.get("arguments", "")
         tool_input = _arguments(args, where, i)
         name = str(fn["name"])

@@ -22,7 +22,7 @@ from sleepcompact.domain.errors import (
     OrphanToolResult,
 )
 from sleepcompact.domain.ladder import RowChange
-from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
+from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens, without_nul
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
 from sleepcompact.services.ports import Repository, TokenCounter, UnitOfWork
 
@@ -147,6 +147,7 @@ def store_prepared(
     rows = []
     for i, (part, cost) in enumerate(zip(parts, tokens, strict=True)):
         summary = part.metadata.get("tool_summary")
+        summary = without_nul(summary) if summary else summary
         meta = {k: v for k, v in part.metadata.items() if k not in ("tool_summary", "include_in_history")}
         rows.append(
             NewMessage(

@@ -43,7 +43,7 @@ def restore(uow: UnitOfWork, compaction_id: str) -> list[str]:
         conv = uow.repo.get_conversation(record.conversation_id)
         assert conv is not None
         order = [
-            *uow.repo.applied_after(record.conversation_id, record.created_at, compaction_id),
+            *uow.repo.applied_after(record.conversation_id, record.snapshot_epoch, compaction_id),
             compaction_id,
         ]
         for cid in order:

@@ -148,7 +148,7 @@ class Repository(Protocol):
         """Update fields of a compaction record."""
         ...
 
-    def applied_after(self, conversation_id: str, created_at: datetime, compaction_id: str) -> list[str]:
+    def applied_after(self, conversation_id: str, snapshot_epoch: int, compaction_id: str) -> list[str]:
         """Applied compactions newer than the given one, newest first."""
         ...
 

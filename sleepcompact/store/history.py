@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import RowChange
+from sleepcompact.domain.messages import without_nul
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
 from sleepcompact.store.models import Compaction, Conversation, JournalEntry, Message
 
@@ -177,17 +178,21 @@ class HistoryOperations:
         """Update fields of a compaction record (status, summary_message_id, ...)."""
         self.session.execute(update(Compaction).where(Compaction.id == compaction_id).values(**values))
 
-    def applied_after(self, conversation_id: str, created_at: datetime, compaction_id: str) -> list[str]:
-        """Applied compactions newer than the given one, newest first."""
+    def applied_after(self, conversation_id: str, snapshot_epoch: int, compaction_id: str) -> list[str]:
+        """Applied compactions later than the given one, newest first.
+
+        Ordered by the epoch each one applied at, not by clock: every apply moves the epoch on, so the
+        order is exact even when two compactions share a timestamp.
+        """
         rows = self.session.execute(
-            select(Compaction.id, Compaction.created_at)
+            select(Compaction.id)
             .where(
                 Compaction.conversation_id == conversation_id,
                 Compaction.status == "applied",
                 Compaction.id != compaction_id,
-                Compaction.created_at >= created_at,
+                Compaction.snapshot_epoch > snapshot_epoch,
             )
-            .order_by(Compaction.created_at.desc(), Compaction.id.desc())
+            .order_by(Compaction.snapshot_epoch.desc())
         ).all()
         return [str(r[0]) for r in rows]
 
@@ -211,7 +216,7 @@ class HistoryOperations:
                 tenant_id=e.tenant_id,
                 agent_id=e.agent_id,
                 conversation_id=e.conversation_id,
-                content=e.content,
+                content=without_nul(e.content),
                 source_type=e.source_type,
                 source_trust=e.source_trust,
                 importance=e.importance,

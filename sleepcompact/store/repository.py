@@ -277,7 +277,8 @@ class SqlRepository(HistoryOperations):
         rows = self.session.scalars(
             select(Compaction)
             .where(Compaction.conversation_id == conversation_id)
-            .order_by(Compaction.created_at, Compaction.id)
+            # The epoch breaks ties of a coarse clock: it grows with every apply, restore and clear.
+            .order_by(Compaction.created_at, Compaction.snapshot_epoch, Compaction.id)
         )
         return [compaction_record(r) for r in rows]
 
