@@ -207,8 +207,15 @@ class Memory:
         dry_run: bool = False,
         force: bool = False,
         instructions: str | None = None,
+        fallback: bool | None = None,
     ) -> CompactionOutcome:
-        """Run the compaction ladder now. ``dry_run`` returns the plan and writes nothing."""
+        """Run the compaction ladder now. ``dry_run`` returns the plan and writes nothing.
+
+        When the summarizer fails or returns something invalid, an ``emergency`` compaction falls back to the
+        offline summary (the guard must fit its request); any other trigger records a ``failed``
+        compaction and leaves the history untouched, raising ``TransientLLMError`` when a retry may help.
+        ``fallback`` overrides that choice.
+        """
         return compaction.compact(
             self.uow,
             self.counter,
@@ -220,6 +227,7 @@ class Memory:
             dry_run=dry_run,
             force=force,
             instructions=instructions,
+            fallback=fallback,
         )
 
     def restore(self, compaction_id: str) -> list[str]:

@@ -39,6 +39,10 @@ class Settings:
     max_message_bytes: int = 2 * 1024 * 1024
     log_level: str = "INFO"
     log_format: LogFormat = "auto"
+    summarizer_timeout_s: float = 60.0
+    summarizer_attempts: int = 4
+    redact_emails: bool = False
+    redact_card_numbers: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -69,6 +73,10 @@ class Settings:
             max_message_bytes=_int(env, "SLEEPCOMPACT_MAX_MESSAGE_BYTES", 2 * 1024 * 1024),
             log_level=env.get("SLEEPCOMPACT_LOG_LEVEL", "INFO").upper(),
             log_format=log_format,  # type: ignore[arg-type]  # checked above
+            summarizer_timeout_s=_float(env, "SLEEPCOMPACT_SUMMARIZER_TIMEOUT", 60.0),
+            summarizer_attempts=_int(env, "SLEEPCOMPACT_SUMMARIZER_ATTEMPTS", 4),
+            redact_emails=_bool(env, "SLEEPCOMPACT_REDACT_EMAILS"),
+            redact_card_numbers=_bool(env, "SLEEPCOMPACT_REDACT_CARD_NUMBERS"),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -97,3 +105,12 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
     if value <= 0:
         raise InvalidSetting(f"{name} must be positive, got {value}")
     return value
+
+
+def _bool(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise InvalidSetting(f"{name} must be true or false, got {raw!r}")

@@ -83,3 +83,16 @@ def trajectory_data() -> Path:
     ):
         pytest.fail(f"the shared trajectory data is missing: expected it under {TRAJECTORIES}")
     return TRAJECTORIES
+
+
+from tests.support.fake_anthropic import FakeAnthropic  # noqa: E402
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    """A fresh fake Anthropic API server (``fake_anthropic.url`` is the SDK's base_url), stopped after."""
+    server = FakeAnthropic()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import structlog
+
 from sleepcompact.config import Settings
 from sleepcompact.domain.errors import InvalidSetting
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.ports import Summarizer, SummaryResult
+
+log = structlog.get_logger(__name__)
 
 
 class OfflineSummarizer:
@@ -44,12 +48,26 @@ class CallableSummarizer:
 
 
 def make_summarizer(settings: Settings, count: Callable[[str], int]) -> Summarizer:
-    """The summarizer the settings ask for."""
+    """The summarizer the settings ask for; one log line says which, and with which model."""
+    summarizer: Summarizer
     if settings.summarizer == "offline":
-        return OfflineSummarizer(count)
-    # The Anthropic adapter is its own piece of work (DESIGN section 7); until it lands, say so plainly
-    # instead of quietly summarizing offline while the operator believes an LLM is in use.
-    raise InvalidSetting(
-        "SLEEPCOMPACT_SUMMARIZER=anthropic is not available in this version; "
-        "set SLEEPCOMPACT_SUMMARIZER=offline or pass summarizer= to Memory"
-    )
+        summarizer = OfflineSummarizer(count)
+    else:
+        if not settings.anthropic_api_key:
+            raise InvalidSetting("SLEEPCOMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
+        from sleepcompact.adapters.anthropic_summarizer import AnthropicSummarizer, RetryPolicy
+        from sleepcompact.adapters.redaction import RedactionPolicy
+
+        summarizer = AnthropicSummarizer(
+            api_key=settings.anthropic_api_key,
+            model=settings.summarizer_model,
+            base_url=settings.anthropic_base_url,
+            timeout_s=settings.summarizer_timeout_s,
+            retry=RetryPolicy(attempts=settings.summarizer_attempts),
+            redaction=RedactionPolicy(
+                emails=settings.redact_emails, card_numbers=settings.redact_card_numbers
+            ),
+            count=count,
+        )
+    log.info("summarizer", provider=summarizer.provider, model=summarizer.model)
+    return summarizer

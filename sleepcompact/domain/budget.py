@@ -144,3 +144,32 @@ def make_budget(
         target=round(usable * thresholds.target),
         safety_factor=safety_factor,
     )
+
+
+MIN_FACTOR, MAX_FACTOR = 0.9, 1.6
+CALIBRATION_WINDOW = 20
+
+
+def model_family(model: str) -> str:
+    """Models that share a tokenizer share a calibration: claude, gpt, gemini, or the name itself."""
+    name = model.lower()
+    for family in ("claude", "gemini"):
+        if name.startswith(family):
+            return family
+    if name.startswith(("gpt", "o1", "o3", "o4")):
+        return "gpt"
+    return name
+
+
+def calibrated(factor: float, samples: int, counted: int, observed: int) -> float:
+    """A bounded running estimate of observed/counted: the mean of the last ~20 calls, clamped.
+
+    One odd call (a cached prompt, a huge image) moves the factor by at most 1/20 of its error, and the
+    factor never leaves [0.9, 1.6] whatever the API reports.
+    """
+    if counted <= 0 or observed <= 0:
+        return factor
+    ratio = min(MAX_FACTOR, max(MIN_FACTOR, observed / counted))
+    # The table's prior counts as one observation, so the first real call moves the factor halfway.
+    weight = 1.0 / min(samples + 2, CALIBRATION_WINDOW)
+    return round(min(MAX_FACTOR, max(MIN_FACTOR, factor + (ratio - factor) * weight)), 4)

@@ -91,3 +91,27 @@ class ImportFormatError(SleepcompactError):
 
 class InvalidSetting(SleepcompactError):
     """A configuration value (environment variable or argument) that cannot be used."""
+
+
+class LLMError(SleepcompactError):
+    """A summarizer call that failed. ``transient`` errors are worth retrying; the others are not."""
+
+    transient = False
+
+
+class TransientLLMError(LLMError):
+    """Rate limited, overloaded, a server error, a timeout or a dropped connection: retry later."""
+
+    transient = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentLLMError(LLMError):
+    """Bad request, bad credentials, no permission, no such model, or a spend limit: no retry helps."""
+
+
+class InvalidSummary(SleepcompactError):
+    """A summary that is empty, a refusal, cut off at max_tokens, or longer than what it replaces."""

@@ -19,8 +19,13 @@ from typing import Any, Literal
 
 import structlog
 
-from sleepcompact.domain.budget import Thresholds
-from sleepcompact.domain.errors import ConversationNotFound, SleepcompactError
+from sleepcompact.domain.budget import Thresholds, model_family, model_spec
+from sleepcompact.domain.errors import (
+    ConversationNotFound,
+    InvalidSummary,
+    SleepcompactError,
+    TransientLLMError,
+)
 from sleepcompact.domain.extraction import extract_facts
 from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.journal import NewJournalEntry
@@ -45,10 +50,6 @@ class CompactionNotFound(SleepcompactError):
 
 class NotRestorable(SleepcompactError):
     """Only applied compactions can be restored."""
-
-
-class InvalidSummary(SleepcompactError):
-    """A summary that is empty, a refusal, cut off, or longer than what it replaces."""
 
 
 @dataclass(frozen=True)
@@ -118,18 +119,30 @@ def _summarize(
     replaced: int,
     count: Callable[[str], int],
     instructions: str | None,
+    fallback: bool,
 ) -> tuple[SummaryResult, str | None]:
-    """The summarizer's result, or the offline summary and why the summarizer's was not used."""
+    """The summarizer's result; on failure the offline summary (``fallback``) or the error, raised."""
     prompt = build_prompt(inp, instructions=instructions, count=count)
     try:
         result = summarizer.summarize(inp, prompt)
         validate_summary(result.text, replaced, count)
         return result, None
-    except Exception as exc:  # any failure of the LLM path means the deterministic fallback
+    except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
+        if not fallback:
+            raise SummarizerFailed(reason, exc) from exc
         log.warning("summarizer_fallback", provider=summarizer.provider, reason=reason)
         text = offline_summary(inp, count)
         return SummaryResult(text=text, provider="offline", model="offline"), reason
+
+
+class SummarizerFailed(Exception):
+    """Internal: the summarizer failed and no fallback was allowed."""
+
+    def __init__(self, reason: str, cause: BaseException) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.cause = cause
 
 
 def compact(
@@ -143,6 +156,7 @@ def compact(
     policy: Policy | None = None,
     dry_run: bool = False,
     force: bool = False,
+    fallback: bool | None = None,
     instructions: str | None = None,
 ) -> CompactionOutcome:
     """Run the ladder on one conversation; see the module docstring for the concurrency rules."""
@@ -155,7 +169,8 @@ def compact(
         rows = tuple(uow.repo.live_messages(conversation_id))
         depth = uow.repo.summary_depth(conversation_id)
         history = uow.repo.compactions(conversation_id)
-    budget = budget_for(conv, defaults)
+        factors = uow.repo.calibrations()
+    budget = budget_for(conv, defaults, factors)
     policy = conversation_policy(conv, policy)
     snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
     base = functools.partial(
@@ -205,7 +220,7 @@ def compact(
         )
 
     result: SummaryResult | None = None
-    fallback: str | None = None
+    fallback_reason: str | None = None
     summary_content: str | None = None
     summary_tokens = 0
     inp: SummaryInput | None = None
@@ -217,7 +232,33 @@ def compact(
         # The planner budgeted the whole summary message; the body gets what the prefix and note leave.
         body_budget = max(48, p.summary.max_tokens - counter.count(SUMMARY_PREFIX + note))
         inp = SummaryInput(p.summary.rows, previous_body, body_budget)
-        result, fallback = _summarize(summarizer, inp, p.summary.tokens_replaced, counter.count, instructions)
+        # The guard must always fit its request, so emergencies fall back offline; elsewhere a failed
+        # summary fails the compaction (history untouched) and transient errors go back to the retrier.
+        allow = (trigger == "emergency") if fallback is None else fallback
+        try:
+            result, fallback_reason = _summarize(
+                summarizer, inp, p.summary.tokens_replaced, counter.count, instructions, allow
+            )
+        except SummarizerFailed as failed:
+            record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))
+            record = _with(record, summarizer_provider=summarizer.provider, summarizer_model=summarizer.model)
+            _record_only(uow_factory, record, "failed", failed.reason)
+            log.warning(
+                "compaction",
+                conversation_id=conversation_id,
+                trigger=trigger,
+                outcome="failed",
+                reason=failed.reason[:300],
+            )
+            if isinstance(failed.cause, TransientLLMError):
+                raise failed.cause from None
+            return base(
+                status="failed",
+                compaction_id=record.id,
+                tokens_before=p.tokens_before,
+                tokens_after=p.tokens_before,
+                reason=failed.reason,
+            )
         summary_content = f"{SUMMARY_PREFIX}{note}{result.text.strip()}"
         summary_tokens = part_tokens(summary_content, counter.count)
         p = with_summary_size(p, summary_tokens)
@@ -225,10 +266,9 @@ def compact(
     saved = p.tokens_before - p.tokens_after
     compaction_id = new_id("cmp")
     steps = [asdict(s) for s in p.steps]
-    if fallback:
-        steps.append(
-            {"step": "fallback", "section": "HISTORY", "messages": 0, "tokens_saved": 0, "reason": fallback}
-        )
+    if fallback_reason:
+        step = {"step": "fallback", "section": "HISTORY", "messages": 0, "tokens_saved": 0}
+        steps.append({**step, "reason": fallback_reason})
     record = CompactionRecord(
         id=compaction_id,
         conversation_id=conversation_id,
@@ -249,7 +289,7 @@ def compact(
         llm_cost_usd=result.cost_usd if result else 0.0,
         llm_batch=result.batch if result else False,
         duration_ms=int((time.monotonic() - started) * 1000),
-        error=fallback,
+        error=fallback_reason,
         input_hash=_input_hash(rows),
         snapshot_epoch=conv.compaction_epoch,
     )
@@ -308,6 +348,15 @@ def compact(
                 meta={"prior": prior, "summary": summary_content, "flags": flags, "reason": p.reason},
             )
             uow.repo.add_journal_entries(_journal(conv, p, summary_content, compaction_id), now)
+            if result is not None and result.counted_input_tokens and result.input_tokens:
+                # Real usage calibrates the tokenizer factor of the summarizer's model family.
+                uow.repo.record_calibration(
+                    model_family(result.model),
+                    result.counted_input_tokens,
+                    result.input_tokens,
+                    now,
+                    model_spec(result.model).safety_factor,
+                )
             uow.commit()
     if lost:
         _record_only(uow_factory, record, "discarded", "lost race: the conversation was compacted meanwhile")
@@ -331,7 +380,7 @@ def compact(
         percent_of_usable=budget.percent_of_usable(tokens_after),
         steps=[s["step"] for s in steps],
         llm_ms=record.duration_ms,
-        fallback=bool(fallback),
+        fallback=bool(fallback_reason),
     )
     return base(
         status="applied",
@@ -342,7 +391,7 @@ def compact(
         steps=steps,
         summary_tokens=summary_tokens,
         summary=summary_content,
-        fallback=fallback,
+        fallback=fallback_reason,
     )
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_spec
+from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_family, model_spec
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.domain.rendering import render_anthropic, render_openai
@@ -23,13 +24,16 @@ def conversation_thresholds(conv: ConversationRecord, defaults: Thresholds) -> T
     )
 
 
-def budget_for(conv: ConversationRecord, defaults: Thresholds) -> Budget:
-    """The budget of one conversation, from its own row alone."""
+def budget_for(
+    conv: ConversationRecord, defaults: Thresholds, factors: Mapping[str, float] | None = None
+) -> Budget:
+    """The budget of one conversation, from its own row (and the calibrated tokenizer factors, if known)."""
+    factor = (factors or {}).get(model_family(conv.model), model_spec(conv.model).safety_factor)
     return make_budget(
         context_window=conv.context_window,
         output_reserve=conv.output_reserve,
         thresholds=conversation_thresholds(conv, defaults),
-        safety_factor=model_spec(conv.model).safety_factor,
+        safety_factor=factor,
     )
 
 
@@ -81,7 +85,8 @@ def render_context(
         if conv is None:
             raise ConversationNotFound(conversation_id)
         rows = uow.repo.live_messages(conversation_id)
-    budget = budget_for(conv, defaults)
+        factors = uow.repo.calibrations()
+    budget = budget_for(conv, defaults, factors)
     counted = conv.live_tokens + (counter.count(system) if system else 0)
     if fmt == "openai":
         messages = render_openai(rows, system)
@@ -108,8 +113,9 @@ def conversation_stats(uow: UnitOfWork, conversation_id: str | None, defaults: T
         if conversation_id and conv is None:
             raise ConversationNotFound(conversation_id)
         stats = uow.repo.stats(conversation_id)
+        factors = uow.repo.calibrations()
     if conv is not None:
-        b = budget_for(conv, defaults)
+        b = budget_for(conv, defaults, factors)
         stats.update(
             {
                 "conversation_id": conv.id,

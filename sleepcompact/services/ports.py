@@ -39,6 +39,9 @@ class SummaryResult:
     output_tokens: int = 0
     cost_usd: float = 0.0
     batch: bool = False
+    counted_input_tokens: int | None = (
+        None  # our cl100k count of what was sent, to calibrate against input_tokens
+    )
 
 
 class Summarizer(Protocol):
@@ -162,6 +165,16 @@ class Repository(Protocol):
 
     def journal(self, conversation_id: str) -> list[dict[str, Any]]:
         """Journal entries of a conversation."""
+        ...
+
+    def calibrations(self) -> dict[str, float]:
+        """Learned tokenizer factors by model family."""
+        ...
+
+    def record_calibration(
+        self, family: str, counted: int, observed: int, now: datetime, default: float
+    ) -> float:
+        """Fold one observation into a family's factor; returns the new factor."""
         ...
 
 

@@ -11,11 +11,12 @@ from typing import Any
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
+from sleepcompact.domain.budget import calibrated
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import RowChange
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
-from sleepcompact.store.models import Compaction, Conversation, JournalEntry, Message
+from sleepcompact.store.models import Compaction, Conversation, JournalEntry, Message, ModelCalibration
 
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -251,3 +252,23 @@ class HistoryOperations:
             }
             for r in rows
         ]
+
+    # -- tokenizer calibration --------------------------------------------------------------------------
+
+    def calibrations(self) -> dict[str, float]:
+        """The learned tokenizer factor of every model family seen so far."""
+        return {r.family: r.factor for r in self.session.scalars(select(ModelCalibration))}
+
+    def record_calibration(
+        self, family: str, counted: int, observed: int, now: datetime, default: float
+    ) -> float:
+        """Fold one observation (our count vs the API's input_tokens) into the family's factor."""
+        row = self.session.get(ModelCalibration, family, with_for_update=True)
+        if row is None:
+            row = ModelCalibration(family=family, factor=default, samples=0, updated_at=now)
+            self.session.add(row)
+        row.factor = calibrated(row.factor, row.samples, counted, observed)
+        row.samples += 1
+        row.updated_at = now
+        self.session.flush()
+        return row.factor

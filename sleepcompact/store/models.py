@@ -201,3 +201,14 @@ class SleepTick(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (UniqueConstraint("conversation_id", "tick_key", name="uq_sleep_tick_key"),)
+
+
+class ModelCalibration(Base):
+    """The running tokenizer factor of a model family, learned from real ``usage.input_tokens``."""
+
+    __tablename__ = "model_calibration"
+
+    family: Mapped[str] = mapped_column(String(64), primary_key=True)
+    factor: Mapped[float] = mapped_column(Float)
+    samples: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -183,7 +183,7 @@ def test_a_failing_summarizer_falls_back_offline_and_history_stays_intact(databa
     try:
         cid = _coding(mem)
         before = mem.export(cid)["appended"]
-        outcome = mem.compact(cid)
+        outcome = mem.compact(cid, trigger="emergency")
         assert outcome.status == "applied"
         assert outcome.fallback and "TimeoutError" in outcome.fallback
         assert mem.history(cid)[0]["summarizer_provider"] == "offline"
@@ -196,7 +196,7 @@ def test_an_oversized_summary_is_refused_for_the_offline_one(database_url: str) 
     mem = Memory(database_url=database_url, summarizer=lambda prompt: "word " * 50_000, auto_migrate=True)
     try:
         cid = _coding(mem)
-        outcome = mem.compact(cid)
+        outcome = mem.compact(cid, fallback=True)
         assert outcome.status == "applied"
         assert outcome.fallback and "not shorter" in outcome.fallback
     finally:
@@ -293,3 +293,20 @@ def test_ladder_defaults_can_be_overridden_per_conversation(memory: Memory) -> N
     assert all(r["live_tokens"] > 300 for r in truncated[loose])
     with pytest.raises(InvalidSetting, match="unknown policy"):
         memory.create_conversation("claude-sonnet-4-5", policy={"tool_output_capp": 1})
+
+
+def test_outside_an_emergency_a_failing_summarizer_fails_the_compaction_and_changes_nothing(
+    database_url: str, db_snapshot: Snap
+) -> None:
+    mem = Memory(database_url=database_url, summarizer=lambda prompt: "", auto_migrate=True)
+    try:
+        cid = _coding(mem)
+        before = mem.export(cid)["messages"]
+        outcome = mem.compact(cid, trigger="sleep")
+        assert outcome.status == "failed"
+        assert "empty" in outcome.reason
+        assert mem.export(cid)["messages"] == before
+        (record,) = mem.history(cid)
+        assert record["status"] == "failed" and "empty" in record["error"]
+    finally:
+        mem.close()

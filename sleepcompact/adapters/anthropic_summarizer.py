@@ -1,0 +1,199 @@
+"""The Anthropic summarizer: the official SDK, one retry layer (ours), redaction before anything leaves.
+
+The SDK client is built with ``max_retries=0`` so retries happen exactly once,
+here: exponential backoff with full jitter, bounded in attempts and in total
+time, honouring ``retry-after``. Errors are mapped to transient (429, 529,
+5xx, timeouts, connection errors) and permanent (400, 401, 403, 404, and a
+429 that reports a spend limit); only transient ones are retried, here or by
+the worker's autoretry.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
+from sleepcompact.domain.errors import InvalidSummary, LLMError, PermanentLLMError, TransientLLMError
+from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
+from sleepcompact.services.ports import SummaryResult
+
+log = structlog.get_logger(__name__)
+
+# USD per million tokens (input, output), the providers' list prices; the Batches API costs half.
+PRICES: dict[str, tuple[float, float]] = {
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4": (15.0, 75.0),
+}
+DEFAULT_PRICE = (3.0, 15.0)
+BATCH_DISCOUNT = 0.5
+SPEND_LIMIT_MARKERS = ("spend limit", "credit balance", "billing", "usage limit", "quota")
+# Claude's tokenizer counts about 15% more than cl100k for the same text: ask for that much room.
+CLAUDE_TOKEN_RATIO = 1.15
+
+
+def price_for(model: str) -> tuple[float, float]:
+    """List price (input, output) in USD per million tokens for the longest known prefix."""
+    best = ""
+    for prefix in PRICES:
+        if model.startswith(prefix) and len(prefix) > len(best):
+            best = prefix
+    return PRICES[best] if best else DEFAULT_PRICE
+
+
+def cost_usd(model: str, input_tokens: int, output_tokens: int, *, batch: bool = False) -> float:
+    """Estimated cost of one call."""
+    pin, pout = price_for(model)
+    cost = (input_tokens * pin + output_tokens * pout) / 1_000_000
+    return round(cost * (BATCH_DISCOUNT if batch else 1.0), 8)
+
+
+def classify(exc: BaseException) -> LLMError:
+    """Map an SDK exception to a transient or permanent error."""
+    import anthropic
+
+    if isinstance(exc, LLMError):
+        return exc
+    if isinstance(exc, anthropic.APITimeoutError):
+        return TransientLLMError(f"timeout: {exc}")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return TransientLLMError(f"connection error: {exc}")
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        text = str(exc).lower()
+        retry_after = _retry_after(exc)
+        if status == 429:
+            if any(marker in text for marker in SPEND_LIMIT_MARKERS):
+                return PermanentLLMError(f"spend limit reached (429): {exc}")
+            return TransientLLMError(f"rate limited (429): {exc}", retry_after=retry_after)
+        if status >= 500 or status in (408, 409):
+            return TransientLLMError(f"server error ({status}): {exc}", retry_after=retry_after)
+        return PermanentLLMError(f"request refused ({status}): {exc}")
+    return PermanentLLMError(f"{type(exc).__name__}: {exc}")
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    raw = headers.get("retry-after")
+    try:
+        return max(0.0, float(raw)) if raw is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff with full jitter."""
+
+    attempts: int = 4
+    base_s: float = 0.5
+    cap_s: float = 8.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait before attempt ``attempt + 1`` (``retry-after`` wins when the server sets it)."""
+        if retry_after is not None:
+            return min(retry_after, self.cap_s)
+        return rng.uniform(0, min(self.cap_s, self.base_s * 2**attempt))
+
+
+class AnthropicSummarizer:
+    """``Summarizer`` over the Messages API."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        redaction: RedactionPolicy | None = None,
+        count: Callable[[str], int] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        import anthropic
+
+        self.model = model
+        self._client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
+        )
+        self._retry = retry or RetryPolicy()
+        self._redaction = redaction or RedactionPolicy()
+        self._count = count
+        self._sleep = sleep
+        self._rng = random.Random()
+
+    def request_params(self, request: SummaryInput, prompt: SummaryPrompt) -> dict[str, Any]:
+        """Messages API parameters: instructions as system, the redacted transcript as user data."""
+        redactor = Redactor(self._redaction)
+        user = redactor.redact(prompt.user)
+        if redactor.found:
+            log.info("redacted", kinds=redactor.found)  # counts per kind only, never values
+        return {
+            "model": self.model,
+            "max_tokens": max(64, int(request.max_tokens * CLAUDE_TOKEN_RATIO)),
+            "system": redactor.redact(prompt.system),
+            "messages": [{"role": "user", "content": user}],
+        }
+
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
+        """One summary, retrying transient errors within the policy and the optional monotonic deadline."""
+        params = self.request_params(request, prompt)
+        attempt = 0
+        while True:
+            try:
+                response = self._client.messages.create(**params)
+                return self.parse(response, params, batch=False)
+            except InvalidSummary:
+                raise
+            except Exception as exc:
+                error = classify(exc)
+                attempt += 1
+                if not error.transient or attempt >= self._retry.attempts:
+                    raise error from exc
+                wait = self._retry.delay(attempt - 1, getattr(error, "retry_after", None), self._rng)
+                if deadline is not None and time.monotonic() + wait >= deadline:
+                    raise error from exc
+                log.info("summarizer_retry", attempt=attempt, wait_s=round(wait, 2), reason=str(error)[:200])
+                self._sleep(wait)
+
+    def parse(self, response: Any, params: dict[str, Any], *, batch: bool) -> SummaryResult:
+        """Validate a Messages API response and turn it into a result (cut off, refusal or empty: invalid)."""
+        stop = getattr(response, "stop_reason", None)
+        text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text")
+        if stop == "max_tokens":
+            raise InvalidSummary("the summary was cut off at max_tokens")
+        if stop == "refusal":
+            raise InvalidSummary("the summarizer refused")
+        if not text.strip():
+            raise InvalidSummary("the summary is empty")
+        usage = response.usage
+        sent = params["system"] + "\n" + params["messages"][0]["content"]
+        return SummaryResult(
+            text=text,
+            provider=self.provider,
+            model=str(getattr(response, "model", self.model)),
+            input_tokens=int(usage.input_tokens),
+            output_tokens=int(usage.output_tokens),
+            cost_usd=cost_usd(self.model, int(usage.input_tokens), int(usage.output_tokens), batch=batch),
+            batch=batch,
+            counted_input_tokens=self._count(sent) if self._count else None,
+        )
