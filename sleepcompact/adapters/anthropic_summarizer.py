@@ -197,3 +197,38 @@ class AnthropicSummarizer:
             batch=batch,
             counted_input_tokens=self._count(sent) if self._count else None,
         )
+
+    # -- Message Batches (half price; for nightly ticks) -----------------------------------------------
+
+    def submit_batch(self, requests: list[tuple[str, dict[str, Any]]]) -> str:
+        """Submit (custom_id, params) pairs as one batch; returns the batch id."""
+        try:
+            batch = self._client.messages.batches.create(
+                requests=[{"custom_id": cid, "params": params} for cid, params in requests]  # type: ignore[typeddict-item]
+            )
+        except Exception as exc:
+            raise classify(exc) from exc
+        return str(batch.id)
+
+    def batch_ended(self, batch_id: str) -> bool:
+        """Whether the batch has finished processing (its results can be read)."""
+        try:
+            return str(self._client.messages.batches.retrieve(batch_id).processing_status) == "ended"
+        except Exception as exc:
+            raise classify(exc) from exc
+
+    def batch_results(self, batch_id: str) -> dict[str, tuple[str, Any]]:
+        """custom_id -> (result type, message or error text) for an ended batch."""
+        out: dict[str, tuple[str, Any]] = {}
+        try:
+            for item in self._client.messages.batches.results(batch_id):
+                kind = str(item.result.type)
+                if kind == "succeeded":
+                    out[item.custom_id] = (kind, item.result.message)  # type: ignore[union-attr]
+                elif kind == "errored":
+                    out[item.custom_id] = (kind, str(getattr(item.result, "error", "errored")))
+                else:
+                    out[item.custom_id] = (kind, None)
+        except Exception as exc:
+            raise classify(exc) from exc
+        return out

@@ -134,7 +134,9 @@ _ASSIGN_WORD = (
     r"(?P<word>passw(?:or)?d|secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token"
     r"|client[_-]?secret|private[_-]?token)"
 )
-_ASSIGN_VALUE = r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s"'`,;&]{1,256}+))"""
+_ASSIGN_VALUE = (
+    r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>(?:[^\s"'`,;&]|&(?![\w.-]+=)){1,256}+))"""
+)
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ _CREDENTIAL_RULES: tuple[_Rule, ...] = (
     _rule(
         r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:[^-]|-(?!----))*+"
         r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:(?:\r?\n|\\n)(?:[A-Za-z0-9+/=]++|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*+|))*+)",
+        r"|(?:(?:\r?\n|\\n)++(?:[A-Za-z0-9+/=]++|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*+))*+)",
         _whole("private_key"),
         "-----begin",
     ),

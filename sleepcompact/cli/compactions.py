@@ -111,3 +111,50 @@ def search(
         console.print(
             f"[bold]seq {h['seq']}[/bold] {h['role']}/{h['kind']} ({h['state']}): {_preview(h['snippet'])}"
         )
+
+
+batch_app = typer.Typer(help="Summaries through the Message Batches API (half price).", no_args_is_help=True)
+app.add_typer(batch_app, name="batch")
+
+
+@batch_app.command("submit")
+@_errors
+def batch_submit(
+    conversations: Annotated[list[str], typer.Argument(help="Conversation ids.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Compact conversations with their summaries requested as one batch; apply later with `batch poll`."""
+    with _memory() as mem:
+        report = mem.submit_batch(conversations)
+    data = {
+        "batch_id": report.batch_id,
+        "submitted": report.submitted,
+        "applied_directly": [o.to_dict() for o in report.applied_directly],
+    }
+    if as_json:
+        _print_json(data)
+        return
+    typer.echo(
+        f"batch {report.batch_id or '-'}: {len(report.submitted)} summaries requested, "
+        f"{len(report.applied_directly)} compacted without a summary"
+    )
+
+
+@batch_app.command("poll")
+@_errors
+def batch_poll(as_json: JsonFlag = False) -> None:
+    """Apply the results of ended batches; errored or expired requests are retried directly."""
+    with _memory() as mem:
+        report = mem.poll_batches()
+    data = {
+        "applied": [o.to_dict() for o in report.applied],
+        "retried_directly": [o.to_dict() for o in report.retried_directly],
+        "pending_batches": report.pending_batches,
+    }
+    if as_json:
+        _print_json(data)
+        return
+    typer.echo(
+        f"applied {len(report.applied)}, retried directly {len(report.retried_directly)}, "
+        f"still running: {', '.join(report.pending_batches) or 'none'}"
+    )

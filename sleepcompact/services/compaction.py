@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -127,6 +127,8 @@ def _summarize(
         result = summarizer.summarize(inp, prompt)
         validate_summary(result.text, replaced, count)
         return result, None
+    except DeferToBatch:
+        raise
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
         if not fallback:
@@ -134,6 +136,15 @@ def _summarize(
         log.warning("summarizer_fallback", provider=summarizer.provider, reason=reason)
         text = offline_summary(inp, count)
         return SummaryResult(text=text, provider="offline", model="offline"), reason
+
+
+class DeferToBatch(Exception):
+    """Raised by a batch-collecting summarizer: record the request and apply the result later."""
+
+    def __init__(self, params: dict[str, Any], seqs: list[int]) -> None:
+        super().__init__("deferred to a message batch")
+        self.params = params
+        self.seqs = seqs
 
 
 class SummarizerFailed(Exception):
@@ -158,6 +169,7 @@ def compact(
     force: bool = False,
     fallback: bool | None = None,
     instructions: str | None = None,
+    factors: Mapping[str, float] | None = None,
 ) -> CompactionOutcome:
     """Run the ladder on one conversation; see the module docstring for the concurrency rules."""
     policy = policy or Policy()
@@ -169,7 +181,8 @@ def compact(
         rows = tuple(uow.repo.live_messages(conversation_id))
         depth = uow.repo.summary_depth(conversation_id)
         history = uow.repo.compactions(conversation_id)
-        factors = uow.repo.calibrations()
+        if factors is None:  # a batch result re-plans with the factors it was planned with
+            factors = uow.repo.calibrations()
     budget = budget_for(conv, defaults, factors)
     policy = conversation_policy(conv, policy)
     snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
@@ -238,6 +251,27 @@ def compact(
         try:
             result, fallback_reason = _summarize(
                 summarizer, inp, p.summary.tokens_replaced, counter.count, instructions, allow
+            )
+        except DeferToBatch as deferred:
+            record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))
+            record = _with(record, summarizer_provider=summarizer.provider, summarizer_model=summarizer.model)
+            with uow_factory() as uow:
+                pending = {
+                    "batch": {
+                        "params": deferred.params,
+                        "seqs": deferred.seqs,
+                        "factors": dict(factors),
+                        "batch_id": None,
+                    }
+                }
+                uow.repo.add_compaction(_with(record, status="running", llm_batch=True), meta=pending)
+                uow.commit()
+            return base(
+                status="deferred",
+                compaction_id=record.id,
+                tokens_before=p.tokens_before,
+                tokens_after=p.tokens_before,
+                reason="summary requested through a message batch",
             )
         except SummarizerFailed as failed:
             record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))

@@ -147,6 +147,10 @@ class Repository(Protocol):
         """A compaction record and its metadata."""
         ...
 
+    def compactions_with_status(self, status: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
+        """Compactions in one status, with their metadata."""
+        ...
+
     def set_compaction(self, compaction_id: str, **values: Any) -> None:
         """Update fields of a compaction record."""
         ...

@@ -175,6 +175,15 @@ class HistoryOperations:
         row = self.session.get(Compaction, compaction_id)
         return (compaction_record(row), dict(row.meta or {})) if row is not None else None
 
+    def compactions_with_status(self, status: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
+        """Compactions in one status, with their metadata (e.g. ``running`` batch requests)."""
+        from sleepcompact.store.repository import compaction_record
+
+        rows = self.session.scalars(
+            select(Compaction).where(Compaction.status == status).order_by(Compaction.id)
+        )
+        return [(compaction_record(r), dict(r.meta or {})) for r in rows]
+
     def set_compaction(self, compaction_id: str, **values: Any) -> None:
         """Update fields of a compaction record (status, summary_message_id, ...)."""
         self.session.execute(update(Compaction).where(Compaction.id == compaction_id).values(**values))

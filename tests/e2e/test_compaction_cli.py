@@ -133,3 +133,11 @@ def test_compact_history_search_and_restore(cli: Cli, sqlite_url: str) -> None:
     assert compaction_id in again.stderr
     assert "only applied compactions can be restored" in again.stderr
     assert "Traceback" not in again.stderr
+
+
+def test_batch_needs_a_summarizer_with_a_batch_api(cli: Cli, sqlite_url: str) -> None:
+    cid, _ = _seed(sqlite_url)
+    result = cli.run("batch", "submit", cid)
+    assert result.returncode != 0
+    assert "no batch API" in result.stderr and result.stdout == ""
+    assert cli.ok("history", cid, "--json").json() == []

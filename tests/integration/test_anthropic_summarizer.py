@@ -246,3 +246,60 @@ def test_a_flagged_summary_is_marked_in_history(llm_memory: Memory, fake_anthrop
     assert summary["metadata"]["flagged"] is True
     assert summary["metadata"]["compaction_id"] == record["id"]
     assert summary["metadata"]["model"] == "claude-haiku-4-5"
+
+
+def test_a_batch_applies_its_results_and_retries_errored_and_expired_requests_directly(
+    llm_memory: Memory, fake_anthropic: FakeAnthropic
+) -> None:
+    ids = [_coding(llm_memory) for _ in range(3)]
+    before = {cid: llm_memory.export(cid)["appended"] for cid in ids}
+    fake_anthropic.positional_outcomes = ["succeeded", "errored", "expired"]
+    fake_anthropic.polls_until_ended = 1
+    report = llm_memory.submit_batch(ids)
+    assert report.batch_id and len(report.submitted) == 3
+    # Nothing is applied while the batch runs.
+    assert all(llm_memory.conversation(cid).compaction_epoch == 0 for cid in ids)
+    assert llm_memory.poll_batches().pending_batches == [report.batch_id]
+    done = llm_memory.poll_batches()
+    assert [o.status for o in done.applied] == ["applied"]
+    assert sorted(o.status for o in done.retried_directly) == ["applied", "applied"]
+    direct_calls = [r for r in _message_requests(fake_anthropic)]
+    assert len(direct_calls) == 2  # only the errored and the expired request went out again
+    first = llm_memory.history(ids[0])
+    assert [h["status"] for h in first] == ["superseded", "applied"]
+    assert first[1]["llm_batch"] is True
+    assert first[1]["llm_cost_usd"] == pytest.approx(
+        (first[1]["llm_input_tokens"] * 1.0 + first[1]["llm_output_tokens"] * 5.0) / 1e6 * 0.5
+    )
+    for cid in ids[1:]:
+        hist = llm_memory.history(cid)
+        assert [h["status"] for h in hist] == ["superseded", "applied"]
+        assert hist[1]["llm_batch"] is False
+    for cid in ids:
+        assert llm_memory.export(cid)["appended"] == before[cid]
+        stats = llm_memory.stats(cid)
+        assert stats["tokens"] <= stats["target"]
+    # Polling again changes nothing.
+    again = llm_memory.poll_batches()
+    assert not again.applied and not again.retried_directly
+
+
+def test_a_batch_result_for_a_conversation_that_changed_meanwhile_is_not_applied_blindly(
+    llm_memory: Memory, fake_anthropic: FakeAnthropic
+) -> None:
+    cid = _coding(llm_memory)
+    report = llm_memory.submit_batch([cid])
+    assert report.submitted
+    # A direct compaction lands while the batch runs: the batch's summary is now stale.
+    llm_memory.compact(cid, force=True)
+    epoch = llm_memory.conversation(cid).compaction_epoch
+    assert llm_memory.poll_batches().pending_batches  # still running on the first poll
+    done = llm_memory.poll_batches()
+    assert not done.applied
+    hist = llm_memory.history(cid)
+    assert hist[0]["status"] == "superseded"
+    assert llm_memory.conversation(cid).compaction_epoch >= epoch
+    summaries = [
+        r for r in llm_memory.export(cid)["messages"] if r["kind"] == "summary" and r["state"] != "archived"
+    ]
+    assert len(summaries) == 1

@@ -206,6 +206,8 @@ class FakeAnthropic:
         self._queue: deque[Scripted] = deque()
         self._default = Scripted()
         self._outcomes: dict[str, str] = {}
+        # Outcomes by position in the next batch, for callers that cannot know the custom ids in advance.
+        self.positional_outcomes: list[str] = []
         self._batches: dict[str, _Batch] = {}
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer((host, 0), _make_handler(self))
@@ -411,7 +413,13 @@ class FakeAnthropic:
                 id=self._new_id("msgbatch"),
                 created_at=datetime.now(UTC),
                 requests=requests,
-                outcomes={r["custom_id"]: self._outcomes.get(r["custom_id"], "succeeded") for r in requests},
+                outcomes={
+                    r["custom_id"]: self._outcomes.get(
+                        r["custom_id"],
+                        self.positional_outcomes[i] if i < len(self.positional_outcomes) else "succeeded",
+                    )
+                    for i, r in enumerate(requests)
+                },
                 polls_left=max(0, self.polls_until_ended),
             )
             self._batches[batch.id] = batch
