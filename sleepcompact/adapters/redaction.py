@@ -26,27 +26,31 @@ from dataclasses import dataclass
 _Hit = tuple[int, int, str]
 _Extract = Callable[[re.Match[str]], _Hit | None]
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+:\d+\]")
 _SECRET_WORDS = frozenset({"password", "passwd", "secret", "key", "token", "apikey", "pass", "pwd"})
-_NOT_VALUES = frozenset(
-    {
-        *("none", "null", "nil", "true", "false", "undefined", "str", "string", "bytes", "int", "bool"),
-        *("optional", "secretstr", "required", "hidden", "redacted", "masked", "set", "unset", "empty"),
-        *("yes", "no", "the", "a", "an", "is", "are", "was", "not", "and", "or", "to", "for", "of", "in"),
-        *("on", "with", "this", "that", "field", "value", "type", "any"),
-    }
+_NOT_VALUES = _words(
+    "none null nil true false undefined str string bytes int bool optional secretstr required "
+    "hidden redacted masked set unset empty yes no the a an is are was not and or to for of in on "
+    "with this that field value type any option options flag flags argument arguments instead"
 )
 # Key suffixes that describe a secret (its length, file, name) rather than hold it.
-_META_SUFFIXES = frozenset(
-    {
-        *("length", "len", "count", "min", "max", "ttl", "timeout", "expiry", "expires", "expiration"),
-        *("policy", "field", "fields", "label", "prompt", "file", "path", "env", "var", "name", "ref"),
-        *("source", "id", "type", "rotation", "age"),
-    }
+_META_SUFFIXES = _words(
+    "length len count min max ttl timeout expiry expires expiration policy field fields label "
+    "prompt file path env var name ref source id ids type rotation age"
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CODE_CHARS = re.compile(r"[()\[\]{}]")
-_WORD_PARTS = re.compile(r"[._]|(?<=[a-z])(?=[A-Z])")
+_CASE_PARTS = re.compile(r"_|(?<=[a-z])(?=[A-Z])")
+_RECEIVERS = _words(
+    "self cls this os settings config cfg conf args opts options request req env params kwargs "
+    "ctx context app parsed url auth creds credentials user data payload body form secrets result "
+    "response"
+)
 _MASKED = re.compile(r"[*xX.•-]+")
 _CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[045678]|6[0245]")
 
@@ -78,31 +82,53 @@ def _assignment_kind(word: str) -> str:
     return "token" if "token" in word else "secret"
 
 
-def _looks_like_code(value: str) -> bool:
-    """A variable, attribute or call standing in for the secret, e.g. ``self.password`` or ``getpass()``."""
+def _names_a_secret(value: str) -> bool:
+    """``DB_PASSWORD``, ``refresh_token``, ``cfg.getPassword``: the name of a secret, not one."""
+    last = value.rsplit(".", 1)[-1]
+    return bool(_IDENTIFIER.fullmatch(value)) and not _SECRET_WORDS.isdisjoint(
+        p.lower() for p in _CASE_PARTS.split(last)
+    )
+
+
+def _looks_like_code(value: str, quoted_key: bool, following: str) -> bool:
+    """A name or call standing in for the secret: ``self.auth``, ``getpass()``, ``proxy_auth``."""
     if _CODE_CHARS.search(value) or value[0] in "$<%*!|>&@:=-":
         return True
     if not _IDENTIFIER.fullmatch(value):
         return False
-    parts = _WORD_PARTS.split(value)
-    return not _SECRET_WORDS.isdisjoint(p.lower() for p in parts) or value.lower() in _NOT_VALUES
+    if "." in value:  # attribute access, unless it could be a dotted passphrase
+        return value.split(".", 1)[0] in _RECEIVERS
+    # A bare name after a quoted key ({"password": pw}) or before a comma, or a multi-word name, no digits.
+    multi_word = len(_CASE_PARTS.split(value)) > 1 and not any(c.isdigit() for c in value)
+    return quoted_key or following in (",", ")") or multi_word
 
 
 @functools.lru_cache(maxsize=4096)
-def _plausible(value: str, bare: bool, suffix: str, following: str) -> bool:
-    """Whether an assigned value is a secret rather than a length, a placeholder or a variable."""
-    if not _META_SUFFIXES.isdisjoint(suffix.lower().split("_")):
+def _plausible(value: str, bare: bool, suffix: str, following: str, quoted_key: bool, colon: bool) -> bool:
+    """Whether an assigned value is a secret rather than a length, a placeholder, prose or a variable."""
+    if not _META_SUFFIXES.isdisjoint(suffix.lower().split("_")) or len(value) < 3:
         return False
-    if value.lower() in _NOT_VALUES or value[0] in "$<%{" or _MASKED.fullmatch(value):
+    if (
+        value.lower() in _NOT_VALUES
+        or value[0] in "$<%{"
+        or _MASKED.fullmatch(value)
+        or _names_a_secret(value)
+    ):
         return False
-    return not bare or (len(value) >= 3 and following not in ("'", '"', "`") and not _looks_like_code(value))
+    if not bare:
+        return True
+    if colon and following == " " and value.isalpha():  # prose: "api_key: return None so the client ..."
+        return False
+    return following not in ("'", '"', "`") and not _looks_like_code(value, quoted_key, following)
 
 
 def _assignment(m: re.Match[str]) -> _Hit | None:
     """``password=...``, ``"api_key": "..."``, ``--secret ...``: the value, unless it is not a secret."""
     name = "dq" if m.group("dq") is not None else "sq" if m.group("sq") is not None else "bare"
     following = m.string[m.end() : m.end() + 1]
-    if not _plausible(m.group(name), name == "bare", (m.group("suffix") or "").replace("-", "_"), following):
+    suffix = (m.group("suffix") or "").replace("-", "_")
+    quoted_key, colon = bool(m.group("q")), m.group("sep") == ":"
+    if not _plausible(m.group(name), name == "bare", suffix, following, quoted_key, colon):
         return None
     return (m.start(name), m.end(name), _assignment_kind(m.group("word")))
 
@@ -134,8 +160,10 @@ _ASSIGN_WORD = (
     r"(?P<word>passw(?:or)?d|secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token"
     r"|client[_-]?secret|private[_-]?token)"
 )
+# A quoted string (escapes allowed) or a bare run, which '&' ends only before another "name=".
 _ASSIGN_VALUE = (
-    r"""(?:"(?P<dq>[^"\n]{1,256})"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>(?:[^\s"'`,;&]|&(?![\w.-]+=)){1,256}+))"""
+    r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,256}+)"|'(?P<sq>(?:[^'\\\n]|\\.){1,256}+)'"""
+    r"""|(?P<bare>(?:[^\s"'`,;&]|&(?![\w.-]+=)){1,256}+))"""
 )
 
 
@@ -148,8 +176,8 @@ class _Rule:
     triggers: tuple[str, ...]  # lowercase; the rule is skipped when none occurs in the text
 
 
-def _rule(pattern: str, extract: _Extract, *triggers: str) -> _Rule:
-    return _Rule(re.compile(pattern), extract, triggers)
+def _rule(pattern: str, extract: _Extract, triggers: str) -> _Rule:
+    return _Rule(re.compile(pattern), extract, tuple(triggers.split()))
 
 
 # In priority order: where two candidates overlap, the earlier rule wins. Patterns start with a literal
@@ -172,8 +200,7 @@ _CREDENTIAL_RULES: tuple[_Rule, ...] = (
     _rule(
         r"g(?<![A-Za-z0-9]g)(?:h[pousr]_[A-Za-z0-9]{30,}+|ithub_pat_[A-Za-z0-9_]{30,}+)",
         _whole("github_token"),
-        "gh",
-        "github_pat_",
+        "gh github_pat_",
     ),
     _rule(
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{10,}+)",
@@ -182,17 +209,11 @@ _CREDENTIAL_RULES: tuple[_Rule, ...] = (
     ),
     _rule(r"xox[abprs]-(?<![A-Za-z0-9]xox.-)[A-Za-z0-9-]{10,}+", _whole("slack_token"), "xox"),
     _rule(
-        r"[rs]k_(?<![A-Za-z0-9].k_)(?:live|test)_[A-Za-z0-9]{16,}+",
-        _whole("stripe_key"),
-        "k_live_",
-        "k_test_",
+        r"[rs]k_(?<![A-Za-z0-9].k_)(?:live|test)_[A-Za-z0-9]{16,}+", _whole("stripe_key"), "k_live_ k_test_"
     ),
     _rule(r"AIza(?<![A-Za-z0-9]AIza)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", _whole("google_api_key"), "aiza"),
     _rule(
-        r"A(?:KIA|SIA)(?<![A-Za-z0-9]....)[A-Z0-9]{16}(?![A-Za-z0-9])",
-        _whole("aws_access_key"),
-        "akia",
-        "asia",
+        r"A(?:KIA|SIA)(?<![A-Za-z0-9]....)[A-Z0-9]{16}(?![A-Za-z0-9])", _whole("aws_access_key"), "akia asia"
     ),
     _rule(
         r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?"
@@ -209,16 +230,13 @@ _CREDENTIAL_RULES: tuple[_Rule, ...] = (
         r"(?i)authorization:[ \t]*basic[ \t]+(?P<v>[A-Za-z0-9+/]{8,}+={0,2})", _group("basic_auth"), "basic"
     ),
     _rule(
-        rf"(?i)(?=[pasrc]){_ASSIGN_WORD}(?P<suffix>[_-][a-z0-9_-]{{0,30}}+)?[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
-        rf"{_ASSIGN_VALUE}",
+        rf"(?i)(?=[pasrc]){_ASSIGN_WORD}(?P<suffix>[_-][a-z0-9_-]{{0,30}}+)?(?P<q>[\"']?)"
+        rf"[ \t]*(?P<sep>:=|=>|[:=])[ \t]*{_ASSIGN_VALUE}",
         _assignment,
-        "pass",
-        "secret",
-        "key",
-        "token",
+        "pass secret key token",
     ),
     _rule(
-        r"(?i)--(?<![\w-]--)(?:[a-z0-9]+-)*(?P<word>password|passwd|secret|api-key|token)(?P<suffix>)"
+        r"(?i)--(?<![\w-]--)(?:[a-z0-9]+-)*(?P<word>password|passwd|secret|api-key|token)(?P<suffix>)(?P<q>)(?P<sep>)"
         rf"[ \t]+{_ASSIGN_VALUE}",
         _assignment,
         "--",
@@ -233,7 +251,7 @@ _CARD_RULE = _rule(
     r"(?P<v>[2-6](?<![\w.,/:-][2-6])(?:\d{12,18}|\d{3}(?P<s>[ -])\d{4,6}(?:(?P=s)\d{3,5}){1,3}))"
     r"(?![\w])(?!\.\d)",
     _card,
-    *"23456",
+    "2 3 4 5 6",
 )
 
 

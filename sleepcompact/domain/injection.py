@@ -18,6 +18,13 @@ def strip_invisible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
+# Cyrillic and Greek letters that look Latin; NFKC leaves them alone, so "іgnore" would slip through.
+_HOMOGLYPHS = str.maketrans(
+    "аеорсухіјѕԁɡνοκτАВЕНІЈКМОРСТХΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
+    "aeopcyxijsdgvoktABEHIJKMOPCTXABEHIKMNOPTXYZ",
+)
+
+
 _AI = r"(?:ai|assistant|llm|model|language model|agent|chatbot|bot|claude|chatgpt|gpt)"
 # (reason, pattern); a pattern is aimed at the model or overrides its instructions, never ordinary
 # coding-agent talk like "run the tests" or "I will call grep".
@@ -36,13 +43,23 @@ _IMPERATIVES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "reassigns the model's role",
-            r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\byou\s+(?:will|must)\s+now\b"
+            # "you are now logged in" is a login banner, not a new role.
+            r"\byou\s+are\s+now\b(?!\s+(?:logged|signed|connected|viewing|subscribed|registered|on\s+page"
+            r"|in\s+(?:the\s+)?(?:directory|folder|branch|repo)))|\bfrom\s+now\s+on,?\s+you\b"
+            r"|\byou\s+(?:will|must)\s+now\b"
             r"|\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:if\s+you|an?\s+(?:unrestricted|different|new"
             r"|evil|jailbroken))|\byour\s+(?:new|real|actual|true)\s+(?:task|instructions?|role|goal|purpose)\b",
         ),
         (
             "declares new instructions",
-            r"\b(?:new|updated|real|actual|hidden|secret)\s+(?:system\s+)?instructions?\s*(?::|are\b|follow)",
+            r"\b(?:new|updated|real|actual|hidden|secret)\s+(?:system\s+)?instructions?\s*(?::|are\b|follow)"
+            r"|\b(?:instructions|rules|guidelines|prompt)\s+(?:you\s+(?:were|have\s+been)\s+given|above)\s+"
+            r"(?:are|is)\s+(?:outdated|obsolete|void|wrong|no\s+longer\s+valid)|\buse\s+these\s+(?:instructions\s+)?"
+            r"instead\b|\b(?:then|and)\s+ignore\s+(?:it|this|that|them|the\s+above)\b",
+        ),
+        (
+            "fakes a conversation turn",
+            r"^\s*(?:Human|Assistant)\s*:",
         ),
         (
             "asks for the system prompt",
@@ -60,6 +77,8 @@ _IMPERATIVES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "addressed to the model",
             rf"\b(?:note|message|instructions?|attention)\s+(?:to|for)\s+(?:the\s+|any\s+)?{_AI}s?\b"
+            rf"|\b(?:attention|hey|dear|ok|okay)\s*,?\s+(?:the\s+)?(?:{_AI}|summari[sz]er)s?\s*[:,!]"
+            rf"|^\s*(?:{_AI}|summari[sz]er)\s*,\s*(?:do|don't|please|you|ignore|instead|write|say|never|always)\b"
             rf"|\bif\s+you\s+are\s+(?:an?\s+)?{_AI}\b|\b{_AI}s?\s+(?:reading|processing|summari[sz]ing)\s+this\b"
             rf"|^\s*(?:dear\s+)?{_AI}\s*[,:]\s*(?:you\s+)?(?:must|should|need|have\s+to|will|please|ignore|now"
             r"|stop|do)\b",
@@ -112,7 +131,8 @@ def flag_imperatives(text: str) -> list[str]:
     reason appears once, with the first matching excerpt, in a fixed order.
     """
     # Fullwidth letters, invisible characters and emphasis markers are common disguises.
-    normalized = strip_invisible(unicodedata.normalize("NFKC", text)).replace("*", "").replace("~", "")
+    normalized = strip_invisible(unicodedata.normalize("NFKC", text)).translate(_HOMOGLYPHS)
+    normalized = normalized.replace("*", "").replace("~", "")
     reasons: list[str] = []
     for reason, pattern in _IMPERATIVES:
         match = pattern.search(normalized)

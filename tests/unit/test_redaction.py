@@ -290,6 +290,16 @@ BENIGN = [
     "AKIA prefix marks long-term AWS access key ids; ASIA marks temporary ones.",
     "eyJ is what base64 of '{\"' looks like, so JWT headers start with it.",
     "docker login --password-stdin < token.txt",
+    "Use the --username and --password options instead of embedding them in the URL.",
+    ":param password: When `True`, display the input using asterisks.",
+    "# env api_key: return None so the base client sends the key header itself.",
+    'GRANT_TYPE_REFRESH_TOKEN = "refresh_token"',
+    'ENV_API_KEY = "ANTHROPIC_API_KEY"',
+    "PQconnectionNeedsPassword = pq.PQconnectionNeedsPassword",
+    "    username, password = self.auth_decoded",
+    '    "invalid password": AuthenticationError,',
+    "    file_secret_settings: SettingsSourceCallable,",
+    "api_key_ids: filter usage by the API key ids given",
     "version 1.24.3, sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
 ]
 
@@ -350,3 +360,12 @@ def test_empty_and_clean_text_come_back_unchanged() -> None:
     assert redactor.redact("") == ""
     assert redactor.redact("nothing to see here") == "nothing to see here"
     assert redactor.found == {}
+
+
+def test_quoted_values_are_removed_whole_even_with_escapes_and_ampersands() -> None:
+    redactor = Redactor()
+    out = redactor.redact('{"password": "ab\\"c&d", "user": "dana"} PASSWORD=x9&y7z ?api_key=k3y9z&page=2')
+    assert out == (
+        '{"password": "[REDACTED:password:1]", "user": "dana"} PASSWORD=[REDACTED:password:2]'
+        " ?api_key=[REDACTED:api_key:3]&page=2"
+    )
