@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sleepcompact.domain.injection import flag_imperatives, strip_invisible
-from sleepcompact.domain.messages import normalize
 from sleepcompact.domain.prompt import SummaryInput, build_prompt
 from sleepcompact.domain.records import MessageRecord
+from tests.support.rows import rows_of
 
 RED_TEAM: list[str] = [
     # Overriding earlier instructions, in many wordings and disguises.
@@ -184,27 +184,7 @@ def _transcript_rows() -> tuple[MessageRecord, ...]:
         messages.append(
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": text}]}
         )
-    parts = [part for message in messages for part in normalize(message).parts]
-    return tuple(
-        MessageRecord(
-            id=seq,
-            conversation_id="c1",
-            seq=seq,
-            part=0,
-            role=part.role,
-            kind=part.kind,
-            content=part.content,
-            raw=None,
-            tool_name=part.tool_name,
-            tool_call_id=part.tool_call_id,
-            token_count=10,
-            state="live",
-            live_content=None,
-            live_tokens=0,
-            created_at=NOW,
-        )
-        for seq, part in enumerate(parts, start=1)
-    )
+    return rows_of(messages, lambda text: 10)
 
 
 def test_build_prompt_keeps_every_red_team_output_inside_the_transcript() -> None:

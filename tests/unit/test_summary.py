@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.identifiers import extract_identifiers
 from sleepcompact.domain.injection import flag_imperatives
-from sleepcompact.domain.messages import content_text, normalize, part_tokens
+from sleepcompact.domain.messages import content_text
 from sleepcompact.domain.prompt import (
     DEFAULT_INSTRUCTIONS,
     SECTIONS,
@@ -24,38 +25,15 @@ from sleepcompact.domain.prompt import (
 from sleepcompact.domain.records import MessageRecord
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.synthetic import coding_agent, personal_assistant
+from tests.support.rows import rows_of as shared_rows_of
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 count: Callable[[str], int] = load_counter().count
 
 
 def rows_of(messages: Sequence[dict[str, Any]]) -> tuple[MessageRecord, ...]:
-    """One MessageRecord per normalized part, with increasing seqs, as the store would hold them."""
-    rows: list[MessageRecord] = []
-    for message in messages:
-        for part in normalize(message).parts:
-            seq = len(rows) + 1
-            rows.append(
-                MessageRecord(
-                    id=seq,
-                    conversation_id="c1",
-                    seq=seq,
-                    part=0,
-                    role=part.role,
-                    kind=part.kind,
-                    content=part.content,
-                    raw=None,
-                    tool_name=part.tool_name,
-                    tool_call_id=part.tool_call_id,
-                    token_count=part_tokens(part.content, count),
-                    state="live",
-                    live_content=None,
-                    live_tokens=0,
-                    created_at=NOW,
-                    metadata=dict(part.metadata),
-                )
-            )
-    return tuple(rows)
+    """One MessageRecord per normalized part; live_tokens 0 as the summarizer only reads the originals."""
+    return tuple(replace(r, live_tokens=0) for r in shared_rows_of(messages, count))
 
 
 def present(identifiers: Sequence[str], rows: Sequence[MessageRecord]) -> list[str]:
