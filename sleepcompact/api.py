@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,13 @@ from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.services import batches, compaction, conversations, transfer
 from sleepcompact.services import context as context_service
 from sleepcompact.services import history as history_service
+from sleepcompact.services import journal as journal_service
+from sleepcompact.services import memories as memories_service
+from sleepcompact.services import sleep as sleep_service
 from sleepcompact.services.batches import BatchReport, BatchSummarizer
 from sleepcompact.services.compaction import CompactionOutcome, Trigger
 from sleepcompact.services.context import ContextView, RenderFormat
-from sleepcompact.services.conversations import Appended, ConversationSpec
+from sleepcompact.services.conversations import Appended, ConversationSpec, utcnow
 from sleepcompact.services.ports import Summarizer, TokenCounter
 from sleepcompact.store import migrate
 from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
@@ -269,6 +272,61 @@ class Memory:
     def search_history(self, conversation_id: str, query: str, limit: int = 20) -> list[dict[str, Any]]:
         """Full-text search over every original; ``seq:N`` fetches what a placeholder points to."""
         return history_service.search_history(self.read_uow(), conversation_id, query, limit)
+
+    # -- journal, memories, sleep ----------------------------------------------------------------------
+
+    def add_journal_entry(
+        self,
+        conversation_id: str,
+        content: str,
+        *,
+        source_type: str = "direct",
+        tags: Sequence[str] = (),
+        origin: str = "agent",
+    ) -> int:
+        """Note something for the conversation's agent (scored now, consolidated into memory during sleep)."""
+        return journal_service.add_entry(
+            self.uow(), conversation_id, content, source_type=source_type, tags=tags, origin=origin
+        )
+
+    def journal_entries(
+        self, conversation_id: str, statuses: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The journal of the conversation's agent, oldest first."""
+        return journal_service.list_entries(self.read_uow(), conversation_id, statuses)
+
+    def consolidate(self, conversation_id: str) -> dict[str, Any]:
+        """Promote the agent's pending journal entries into long-term memories now."""
+        conv = self.conversation(conversation_id)
+        return memories_service.consolidate_agent(self.uow, conv.tenant_id, conv.agent_id)
+
+    def memories(self, conversation_id: str, *, include_invalid: bool = False) -> list[dict[str, Any]]:
+        """What the conversation's agent remembers (superseded memories too with ``include_invalid``)."""
+        conv = self.conversation(conversation_id)
+        return memories_service.list_memories(
+            self.read_uow(), conv.tenant_id, conv.agent_id, include_invalid=include_invalid
+        )
+
+    def search_memories(self, conversation_id: str, query: str) -> list[dict[str, Any]]:
+        """Valid memories of the agent containing every word of the query."""
+        conv = self.conversation(conversation_id)
+        return memories_service.search_memories(self.read_uow(), conv.tenant_id, conv.agent_id, query)
+
+    def sleep_tick(self, conversation_id: str, tick_key: str | None = None) -> dict[str, Any]:
+        """Consolidate the journal, then compact if over the soft threshold or the entry-count trigger.
+
+        The same ``tick_key`` runs once (sweeps pass the night's date); without one, every call runs.
+        """
+        key = tick_key or f"manual-{utcnow():%Y%m%dT%H%M%S%f}"
+        return sleep_service.sleep_tick(
+            self.uow,
+            self.counter,
+            self.summarizer,
+            conversation_id,
+            key,
+            defaults=self.thresholds,
+            policy=self.policy,
+        )
 
     def journal(self, conversation_id: str) -> list[dict[str, Any]]:
         """Journal entries written for a conversation (pre-compaction facts, summaries)."""

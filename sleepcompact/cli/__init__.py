@@ -356,6 +356,7 @@ def main() -> None:
 
 
 # The compaction commands live beside this module; importing it registers them on ``app``.
+from sleepcompact.cli import agents as _agents  # noqa: E402
 from sleepcompact.cli import compactions as _compactions  # noqa: E402
 
-__all__ = ["_compactions", "app", "main"]
+__all__ = ["_agents", "_compactions", "app", "main"]

@@ -377,7 +377,14 @@ def _valid_boundary(row: MessageRecord) -> bool:
     return row.kind != "tool_result" and (row.role != "assistant" or row.part == 0)
 
 
-def _keep_from(layout: _Layout, body: list[int], protected_turns: int, allowance: int, policy: Policy) -> int:
+def _keep_from(
+    layout: _Layout,
+    body: list[int],
+    protected_turns: int,
+    allowance: int,
+    policy: Policy,
+    by_count: bool = False,
+) -> int:
     """Index into ``body`` of the first row to keep: the protected turns always, more while they fit."""
     rows, tokens, budget = layout.rows, layout.tokens, layout.budget
     turns, must_keep = 0, len(body)
@@ -400,7 +407,8 @@ def _keep_from(layout: _Layout, body: list[int], protected_turns: int, allowance
     keep_from, kept_tokens, kept_n = len(body), 0, 0
     for j in range(len(body) - 1, -1, -1):
         t = tokens[body[j]]
-        preserved = kept_n >= policy.preserve_messages and kept_tokens >= preserve_tokens
+        # A forced (entry-count) compaction is about the number of messages: the count bounds the window.
+        preserved = kept_n >= policy.preserve_messages and (by_count or kept_tokens >= preserve_tokens)
         if j < must_keep and (kept_tokens + t > allowance or preserved):
             break
         keep_from, kept_tokens, kept_n = j, kept_tokens + t, kept_n + 1
@@ -425,7 +433,7 @@ def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool)
     allowance = target_counted - head_tokens - summary_cap - MESSAGE_OVERHEAD
     # Protect the last user turns; when even they do not fit, protect fewer, down to the current turn.
     for protected in range(max(policy.protected_user_turns, 1), -1, -1):
-        keep_from = _keep_from(layout, body, protected, allowance, policy)
+        keep_from = _keep_from(layout, body, protected, allowance, policy, by_count=force and layout.fits())
         if sum(tokens[body[j]] for j in range(keep_from, len(body))) <= allowance:
             break
     evicted = [body[j] for j in range(keep_from)]

@@ -171,6 +171,59 @@ class Repository(Protocol):
         """Journal entries of a conversation."""
         ...
 
+    def journal_entries(
+        self, tenant_id: str, agent_id: str, statuses: Sequence[str] | None = None, limit: int = 10_000
+    ) -> list[dict[str, Any]]:
+        """Journal entries of one agent, oldest first."""
+        ...
+
+    def set_entries(self, entry_ids: Sequence[int], *, status: str, memory_id: int | None = None) -> None:
+        """Move journal entries to a status."""
+        ...
+
+    def memories(
+        self, tenant_id: str, agent_id: str, *, include_invalid: bool = False
+    ) -> list[dict[str, Any]]:
+        """Memories of one agent."""
+        ...
+
+    def add_memory(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        *,
+        kind: str,
+        content: str,
+        confidence: float,
+        importance: int,
+        source_journal_ids: Sequence[int],
+        now: datetime,
+    ) -> int:
+        """Insert a memory."""
+        ...
+
+    def reinforce_memory(
+        self, memory_id: int, *, confidence: float, importance: int, entry_ids: Sequence[int], now: datetime
+    ) -> None:
+        """Raise a memory's confidence."""
+        ...
+
+    def invalidate_memory(self, memory_id: int, *, superseded_by: int | None, now: datetime) -> None:
+        """Mark a memory invalid (kept)."""
+        ...
+
+    def tick(self, conversation_id: str, tick_key: str) -> dict[str, Any] | None:
+        """A sleep tick by key."""
+        ...
+
+    def start_tick(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
+        """Claim a tick key; False when taken."""
+        ...
+
+    def finish_tick(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
+        """Record a finished tick."""
+        ...
+
     def calibrations(self) -> dict[str, float]:
         """Learned tokenizer factors by model family."""
         ...

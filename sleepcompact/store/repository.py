@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from sleepcompact.domain.messages import Content, content_text
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.store.agent_memory import AgentMemoryOperations
 from sleepcompact.store.history import HistoryOperations
 from sleepcompact.store.models import Compaction, Conversation, Message
 
@@ -119,7 +120,7 @@ def compaction_record(row: Compaction) -> CompactionRecord:
     )
 
 
-class SqlRepository(HistoryOperations):
+class SqlRepository(HistoryOperations, AgentMemoryOperations):
     """``Repository`` over one SQLAlchemy session."""
 
     def __init__(self, session: Session) -> None:

@@ -1,0 +1,178 @@
+"""Repository operations for the journal, long-term memories and sleep ticks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from sleepcompact.store.models import Conversation, JournalEntry, MemoryItem, SleepTick
+
+
+def _entry(r: JournalEntry) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "tenant_id": r.tenant_id,
+        "agent_id": r.agent_id,
+        "conversation_id": r.conversation_id,
+        "content": r.content,
+        "source_type": r.source_type,
+        "source_trust": r.source_trust,
+        "importance": r.importance,
+        "importance_method": r.importance_method,
+        "tags": list(r.tags or []),
+        "origin": r.origin,
+        "status": r.status,
+        "memory_id": r.memory_id,
+        "created_at": r.created_at.isoformat(),
+    }
+
+
+def _memory(r: MemoryItem) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "tenant_id": r.tenant_id,
+        "agent_id": r.agent_id,
+        "kind": r.kind,
+        "content": r.content,
+        "confidence": r.confidence,
+        "importance": r.importance,
+        "source_journal_ids": list(r.source_journal_ids or []),
+        "superseded_by": r.superseded_by,
+        "invalidated_at": r.invalidated_at.isoformat() if r.invalidated_at else None,
+        "created_at": r.created_at.isoformat(),
+        "updated_at": r.updated_at.isoformat(),
+    }
+
+
+class AgentMemoryOperations:
+    """Mixed into ``SqlRepository``; needs ``self.session``."""
+
+    session: Session
+
+    def journal_entries(
+        self, tenant_id: str, agent_id: str, statuses: Sequence[str] | None = None, limit: int = 10_000
+    ) -> list[dict[str, Any]]:
+        """Journal entries of one agent (optionally by status), oldest first (ix_journal_agent_status)."""
+        query = select(JournalEntry).where(
+            JournalEntry.tenant_id == tenant_id, JournalEntry.agent_id == agent_id
+        )
+        if statuses:
+            query = query.where(JournalEntry.status.in_(list(statuses)))
+        return [_entry(r) for r in self.session.scalars(query.order_by(JournalEntry.id).limit(limit))]
+
+    def set_entries(self, entry_ids: Sequence[int], *, status: str, memory_id: int | None = None) -> None:
+        """Move journal entries to a status (and link them to the memory they became)."""
+        if entry_ids:
+            values: dict[str, Any] = {"status": status}
+            if memory_id is not None:
+                values["memory_id"] = memory_id
+            self.session.execute(
+                update(JournalEntry).where(JournalEntry.id.in_(list(entry_ids))).values(**values)
+            )
+
+    def memories(
+        self, tenant_id: str, agent_id: str, *, include_invalid: bool = False
+    ) -> list[dict[str, Any]]:
+        """Memories of one agent, oldest first; invalidated ones only when asked (they are never deleted)."""
+        query = select(MemoryItem).where(MemoryItem.tenant_id == tenant_id, MemoryItem.agent_id == agent_id)
+        if not include_invalid:
+            query = query.where(MemoryItem.invalidated_at.is_(None))
+        return [_memory(r) for r in self.session.scalars(query.order_by(MemoryItem.id))]
+
+    def add_memory(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        *,
+        kind: str,
+        content: str,
+        confidence: float,
+        importance: int,
+        source_journal_ids: Sequence[int],
+        now: datetime,
+    ) -> int:
+        """Insert a memory; returns its id."""
+        row = MemoryItem(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            kind=kind,
+            content=content,
+            confidence=confidence,
+            importance=importance,
+            source_journal_ids=list(source_journal_ids),
+            created_at=now,
+            updated_at=now,
+        )
+        self.session.add(row)
+        self.session.flush()
+        return row.id
+
+    def reinforce_memory(
+        self, memory_id: int, *, confidence: float, importance: int, entry_ids: Sequence[int], now: datetime
+    ) -> None:
+        """A duplicate confirmed the memory: raise its confidence and remember the new sources."""
+        row = self.session.get(MemoryItem, memory_id)
+        if row is None:
+            return
+        row.confidence = confidence
+        row.importance = importance
+        row.source_journal_ids = sorted({*(row.source_journal_ids or []), *entry_ids})
+        row.updated_at = now
+
+    def invalidate_memory(self, memory_id: int, *, superseded_by: int | None, now: datetime) -> None:
+        """Mark a contradicted memory invalid (kept, with what superseded it)."""
+        self.session.execute(
+            update(MemoryItem)
+            .where(MemoryItem.id == memory_id, MemoryItem.invalidated_at.is_(None))
+            .values(invalidated_at=now, superseded_by=superseded_by, updated_at=now)
+        )
+
+    # -- sleep ticks ------------------------------------------------------------------------------------
+
+    def tick(self, conversation_id: str, tick_key: str) -> dict[str, Any] | None:
+        """A sleep tick by its key, if it was ever started."""
+        row = self.session.scalar(
+            select(SleepTick).where(
+                SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key
+            )
+        )
+        if row is None:
+            return None
+        return {"id": row.id, "status": row.status, "result": dict(row.result or {})}
+
+    def start_tick(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
+        """Claim (conversation, tick_key); False when taken (the unique key makes ticks idempotent)."""
+        try:
+            with self.session.begin_nested():
+                self.session.add(
+                    SleepTick(
+                        conversation_id=conversation_id,
+                        tick_key=tick_key,
+                        status="running",
+                        result={},
+                        started_at=now,
+                        created_at=now,
+                    )
+                )
+                self.session.flush()
+        except IntegrityError:
+            return False
+        return True
+
+    def finish_tick(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
+        """Record what the tick did and that it is done; the conversation's last_sleep_at moves on."""
+        self.session.execute(
+            update(SleepTick)
+            .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
+            .values(status="done", result=result, finished_at=now)
+        )
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(last_sleep_at=now, sleep_requested_at=None)
+        )
