@@ -21,9 +21,10 @@ from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.api import Memory
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_spec, output_reserve_for
-from sleepcompact.domain.ladder import Count, Plan, Policy, Snapshot, plan
+from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.messages import normalize, part_tokens
 from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.steps import Count
 from sleepcompact.logs import configure_logging
 from sleepcompact.synthetic import coding_agent, scaled
 

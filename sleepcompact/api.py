@@ -26,7 +26,8 @@ from sleepcompact.services import journal as journal_service
 from sleepcompact.services import memories as memories_service
 from sleepcompact.services import sleep as sleep_service
 from sleepcompact.services.batches import BatchReport, BatchSummarizer
-from sleepcompact.services.compaction import CompactionOutcome, Trigger
+from sleepcompact.services.compaction import Trigger
+from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.context import ContextView, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec, utcnow
 from sleepcompact.services.ports import Summarizer, TokenCounter

@@ -5,7 +5,8 @@ cheapest first (tool-provided summaries, middle-out truncation, observation
 masking, then extraction and summarization of the prefix outside the preserve
 window) over the sections HISTORY, IN_LOOP and CURRENT, and stops at the first
 layout whose tokens fit the target. The LLM call itself happens outside: the
-plan says what to summarize and how large the summary may be.
+plan says what to summarize and how large the summary may be. The LLM-free
+steps themselves, and the row changes they make, live in ``sleepcompact.domain.steps``.
 """
 
 from __future__ import annotations
@@ -14,19 +15,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from sleepcompact.domain.budget import Budget
-from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
+from sleepcompact.domain.messages import MESSAGE_OVERHEAD
 from sleepcompact.domain.records import MessageRecord, logical_order
+from sleepcompact.domain.steps import (
+    Count,
+    RowChange,
+    StepResult,
+    _is_user_turn,
+    _Layout,
+    _mask,
+    _mask_candidates,
+    _placeholder,
+    _tool_summaries,
+    _truncate,
+    _truncate_kept,
+)
 
-Count = Callable[[str], int]
 SECTIONS = ("HISTORY", "IN_LOOP", "CURRENT")
-TRUNCATION_MARKER = (
-    "\n\n[... {removed:,} tokens truncated from the middle of this output; "
-    'full text: search_history("seq:{seq}")]\n\n'
-)
-MASK_PLACEHOLDER = (
-    '[tool output archived: {tool} returned {tokens:,} tokens; retrieve it with search_history("seq:{seq}")]'
-)
-TOOL_SUMMARY_VIEW = '[tool-provided summary; full output: search_history("seq:{seq}")] {summary}'
 
 
 @dataclass(frozen=True)
@@ -74,28 +79,6 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class RowChange:
-    """The new live view of one row."""
-
-    message_id: int
-    seq: int
-    state: str
-    live_content: Content | None
-    live_tokens: int
-    step: str
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """What one step did in one section."""
-
-    step: str
-    section: str
-    messages: int
-    tokens_saved: int
-
-
-@dataclass(frozen=True)
 class SummaryRequest:
     """What to fold into the rolling summary, and how large it may be."""
 
@@ -140,10 +123,6 @@ def _group_starts(rows: Sequence[MessageRecord]) -> list[bool]:
     return [r.part == 0 for r in rows]
 
 
-def _is_user_turn(row: MessageRecord) -> bool:
-    return row.role == "user" and row.kind in ("message", "context")
-
-
 def assign_sections(rows: Sequence[MessageRecord]) -> list[str]:
     """HISTORY before the current turn; CURRENT the newest assistant message and results; IN_LOOP between."""
     n = len(rows)
@@ -155,128 +134,6 @@ def assign_sections(rows: Sequence[MessageRecord]) -> list[str]:
         while current_start > turn_start and rows[current_start].part != 0:
             current_start -= 1
     return ["HISTORY" if i < turn_start else "CURRENT" if i >= current_start else "IN_LOOP" for i in range(n)]
-
-
-def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tuple[str, int]:
-    """Keep the head and tail of ``text`` within ``cap`` tokens, with a marker saying what was cut."""
-    marker_budget = count(TRUNCATION_MARKER.format(removed=tokens, seq=seq)) + MESSAGE_OVERHEAD + 8
-    keep = max(cap - marker_budget, 16)
-    chars_per_token = max(len(text) / max(tokens, 1), 1.0)
-    half = int(keep / 2 * chars_per_token)
-    for _ in range(6):  # shrink until the real count fits; ratio estimates can be off on odd text
-        head, tail = text[:half], text[-half:] if half else ""
-        kept = count(head) + count(tail)
-        removed = max(tokens - kept, 0)
-        out = head + TRUNCATION_MARKER.format(removed=removed, seq=seq) + tail
-        cost = count(out) + MESSAGE_OVERHEAD
-        if cost <= cap or half <= 8:
-            return out, cost
-        half = int(half * 0.8)
-    return out, cost
-
-
-def _view_tokens(text: str, count: Count) -> int:
-    return count(text) + MESSAGE_OVERHEAD
-
-
-class _Layout:
-    """Mutable working state of one planning run (kept private: plan() returns frozen values)."""
-
-    def __init__(self, rows: Sequence[MessageRecord], budget: Budget, extra: int) -> None:
-        self.rows = list(rows)
-        self.tokens = [r.live_tokens for r in rows]
-        self.changes: dict[int, RowChange] = {}
-        self.budget = budget
-        self.extra = extra
-        self.steps: list[StepResult] = []
-
-    def total(self) -> int:
-        return sum(self.tokens) + self.extra
-
-    def fits(self, reserved: int = 0) -> bool:
-        return self.budget.effective(self.total() + reserved) <= self.budget.target
-
-    def set(self, i: int, state: str, view: Content | None, tokens: int, step: str) -> int:
-        row = self.rows[i]
-        saved = self.tokens[i] - tokens
-        self.tokens[i] = tokens
-        # An archived row leaves the context; its stored live figures stay what they were.
-        stored = row.live_tokens if state == "archived" else tokens
-        self.changes[row.id] = RowChange(row.id, row.seq, state, view, stored, step)
-        return saved
-
-
-def _tool_summaries(layout: _Layout, idx: list[int], count: Count) -> tuple[int, int]:
-    saved = n = 0
-    for i in idx:
-        row = layout.rows[i]
-        if row.kind != "tool_result" or row.state != "live" or not row.tool_summary or row.include_in_history:
-            continue
-        view = TOOL_SUMMARY_VIEW.format(seq=row.seq, summary=row.tool_summary)
-        tokens = _view_tokens(view, count)
-        if tokens < layout.tokens[i]:
-            saved += layout.set(i, "masked", view, tokens, "tool_summary")
-            n += 1
-    return saved, n
-
-
-def _truncate(layout: _Layout, idx: list[int], cap: int, count: Count) -> tuple[int, int]:
-    saved = n = 0
-    for i in idx:
-        row = layout.rows[i]
-        if (
-            row.kind != "tool_result"
-            or row.state != "live"
-            or layout.tokens[i] <= cap
-            or row.id in layout.changes
-        ):
-            continue
-        text = content_text(row.content)
-        view, tokens = middle_out(text, layout.tokens[i], cap, row.seq, count)
-        if tokens < layout.tokens[i]:
-            saved += layout.set(i, "truncated", view, tokens, "truncate")
-            n += 1
-    return saved, n
-
-
-def _mask_candidates(layout: _Layout, protect: int, protected_turns: int) -> set[int]:
-    """BaseAgent's walk: newest first, skip the last user turns, keep the newest ``protect`` tool tokens."""
-    seen = turns = 0
-    out: set[int] = set()
-    for i in range(len(layout.rows) - 1, -1, -1):
-        row = layout.rows[i]
-        if _is_user_turn(row):
-            turns += 1
-        if turns < protected_turns:
-            continue
-        if row.kind != "tool_result" or row.state == "masked":
-            continue
-        change = layout.changes.get(row.id)
-        if change is not None and change.state == "masked":
-            continue
-        seen += layout.tokens[i]
-        if seen > protect:
-            out.add(i)
-    return out
-
-
-def _placeholder(row: MessageRecord, count: Count) -> tuple[str, int]:
-    view = MASK_PLACEHOLDER.format(tool=row.tool_name or "tool", tokens=row.token_count, seq=row.seq)
-    return view, _view_tokens(view, count)
-
-
-def _mask(
-    layout: _Layout, idx: list[int], candidates: dict[int, tuple[str, int]], count: Count
-) -> tuple[int, int]:
-    saved = n = 0
-    for i in idx:
-        if i not in candidates:
-            continue
-        view, tokens = candidates[i]
-        if tokens < layout.tokens[i]:
-            saved += layout.set(i, "masked", view, tokens, "mask")
-            n += 1
-    return saved, n
 
 
 def plan(
@@ -341,35 +198,6 @@ def plan(
             reason = "already under the target; too few messages worth summarizing"
         return _finish(layout, before, None, reason, section_sizes)
     return _finish(layout, before, summary, "summarize the prefix outside the preserve window", section_sizes)
-
-
-_TRUNCATABLE = ("message", "context", "tool_result")
-
-
-def _truncate_kept(layout: _Layout, cap: int, reserved: int, count: Count) -> None:
-    """Last rung: middle-out the largest messages still live (never system rows), until the layout fits.
-
-    Some agents return observations as user messages (SWE-agent's text formats), which no tool-output
-    step may touch; without this the protected turns alone could exceed the window.
-    """
-    order = sorted(
-        (i for i, r in enumerate(layout.rows) if r.role != "system" and r.kind in _TRUNCATABLE),
-        key=lambda i: -layout.tokens[i],
-    )
-    saved = n = 0
-    for i in order:
-        if layout.fits(reserved) or layout.tokens[i] <= cap:
-            break
-        row = layout.rows[i]
-        change = layout.changes.get(row.id)
-        if change is not None and change.state == "archived":
-            continue
-        view, tokens = middle_out(content_text(row.content), layout.tokens[i], cap, row.seq, count)
-        if tokens < layout.tokens[i]:
-            saved += layout.set(i, "truncated", view, tokens, "truncate_turn")
-            n += 1
-    if n:
-        layout.steps.append(StepResult("truncate_turn", "CURRENT", n, saved))
 
 
 def _valid_boundary(row: MessageRecord) -> bool:

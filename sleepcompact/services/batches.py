@@ -21,7 +21,8 @@ from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import LLMError, PermanentLLMError, SleepcompactError
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
-from sleepcompact.services.compaction import CompactionOutcome, DeferToBatch, Trigger, compact
+from sleepcompact.services.compaction import DeferToBatch, Trigger, compact
+from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.ports import SummaryResult, TokenCounter, UnitOfWork
 
 log = structlog.get_logger(__name__)

@@ -21,9 +21,9 @@ from sleepcompact.domain.errors import (
     InvalidSetting,
     OrphanToolResult,
 )
-from sleepcompact.domain.ladder import RowChange
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens, without_nul
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
+from sleepcompact.domain.steps import RowChange
 from sleepcompact.services.ports import Repository, TokenCounter, UnitOfWork
 
 

@@ -13,9 +13,9 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 
 from sleepcompact.domain.journal import NewJournalEntry
-from sleepcompact.domain.ladder import RowChange
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.domain.steps import RowChange
 
 
 class TokenCounter(Protocol):

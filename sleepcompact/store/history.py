@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from sleepcompact.domain.budget import calibrated
 from sleepcompact.domain.journal import NewJournalEntry
-from sleepcompact.domain.ladder import RowChange
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
+from sleepcompact.domain.steps import RowChange
 from sleepcompact.store.models import Compaction, Conversation, JournalEntry, Message, ModelCalibration
 
 WORD = re.compile(r"\w+", re.UNICODE)

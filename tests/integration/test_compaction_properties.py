@@ -335,6 +335,7 @@ def test_restoring_the_newer_of_two_same_instant_compactions_keeps_the_older(
 ) -> None:
     instant = datetime(2025, 1, 1, tzinfo=UTC)
     monkeypatch.setattr("sleepcompact.services.compaction.utcnow", lambda: instant)
+    monkeypatch.setattr("sleepcompact.services.compaction_records.utcnow", lambda: instant)
     cid = memory.create_conversation(MODEL, context_window=8_000)
     memory.append(cid, {"role": "user", "content": "go"})
 

@@ -23,12 +23,12 @@ from sleepcompact.domain.ladder import (
     Policy,
     Snapshot,
     assign_sections,
-    middle_out,
     plan,
 )
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text, part_tokens
 from sleepcompact.domain.records import MESSAGE_STATES, MessageRecord, logical_order
 from sleepcompact.domain.rendering import render_anthropic
+from sleepcompact.domain.steps import middle_out
 from sleepcompact.domain.validation import anthropic_problems
 
 count = load_counter().count

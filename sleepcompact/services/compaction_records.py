@@ -1,0 +1,157 @@
+"""The bookkeeping around a compaction: its outcome, its records, its journal entries, its policy.
+
+``compact`` in ``sleepcompact.services.compaction`` runs the flow (snapshot, plan, summarize, apply);
+the helpers here shape what it returns and writes: the ``CompactionOutcome`` an operator reads, the
+plan as JSON, the summary check, the compaction rows recorded when nothing changed, the journal
+entries written before facts leave the live context, and the conversation's own policy overrides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from sleepcompact.domain.errors import InvalidSummary
+from sleepcompact.domain.extraction import extract_facts
+from sleepcompact.domain.journal import NewJournalEntry
+from sleepcompact.domain.ladder import Plan, Policy
+from sleepcompact.domain.records import CompactionRecord, ConversationRecord
+from sleepcompact.services.conversations import new_id, utcnow
+from sleepcompact.services.ports import UnitOfWork
+
+
+@dataclass(frozen=True)
+class CompactionOutcome:
+    """What a compaction did, in the figures an operator reads."""
+
+    conversation_id: str
+    status: str  # applied, noop, stalled, discarded, backoff, dry_run
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    usable: int
+    target: int
+    reason: str
+    compaction_id: str | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    summary_tokens: int = 0
+    summary: str | None = None
+    fallback: str | None = None
+    plan: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def _plan_dict(p: Plan) -> dict[str, Any]:
+    return {
+        "tokens_before": p.tokens_before,
+        "tokens_after_estimate": p.tokens_after,
+        "target": p.target,
+        "fits": p.fits,
+        "reason": p.reason,
+        "sections": p.sections,
+        "steps": [asdict(s) for s in p.steps],
+        "changes": [
+            {"seq": c.seq, "state": c.state, "step": c.step, "live_tokens": c.live_tokens} for c in p.changes
+        ],
+        "summarize": None
+        if p.summary is None
+        else {
+            "first_seq": p.summary.first_seq,
+            "last_seq": p.summary.last_seq,
+            "messages": len(p.summary.rows),
+            "tokens_replaced": p.summary.tokens_replaced,
+            "max_tokens": p.summary.max_tokens,
+            "rolling": p.summary.previous is not None,
+        },
+    }
+
+
+def validate_summary(text: str, replaced_tokens: int, count: Callable[[str], int]) -> None:
+    """Refuse empty, refusing or oversized summaries (DESIGN section 4 step 6)."""
+    body = text.strip()
+    if not body:
+        raise InvalidSummary("the summary is empty")
+    lowered = body[:200].lower()
+    if lowered.startswith(("i can't", "i cannot", "i'm sorry", "i am sorry", "i won't", "sorry,")):
+        raise InvalidSummary("the summarizer refused")
+    if count(body) >= replaced_tokens:
+        raise InvalidSummary(f"the summary ({count(body)} tokens) is not shorter than what it replaces")
+
+
+def _with(record: CompactionRecord, **changes: Any) -> CompactionRecord:
+    return replace(record, **changes)
+
+
+def _input_hash(rows: tuple[Any, ...]) -> str:
+    digest = hashlib.sha256()
+    for r in rows:
+        digest.update(f"{r.id}:{r.seq}:{r.state}:{r.live_tokens}\n".encode())
+    return digest.hexdigest()
+
+
+def _record_only(
+    uow_factory: Callable[[], UnitOfWork], record: CompactionRecord, status: str, why: str
+) -> None:
+    """Record a compaction that changed nothing (stalled, or lost its race)."""
+    with uow_factory() as uow:
+        uow.repo.add_compaction(_with(record, status=status, error=why, tokens_after=record.tokens_before))
+        uow.commit()
+
+
+def _journal(
+    conv: ConversationRecord, p: Plan, summary: str | None, compaction_id: str
+) -> list[NewJournalEntry]:
+    """Facts leave the live context only after they are safe in the journal."""
+    if p.summary is None:
+        return []
+    entries = [
+        NewJournalEntry(
+            conv.tenant_id, conv.agent_id, conv.id, d.content, d.source_type, "pre_compaction", d.tags
+        )
+        for d in extract_facts(p.summary.rows)
+    ]
+    if summary is not None:
+        entries.append(
+            NewJournalEntry(
+                conv.tenant_id,
+                conv.agent_id,
+                conv.id,
+                f"[{compaction_id}] {summary}",
+                "inference",
+                "context_synthesis",
+                ("summary",),
+            )
+        )
+    return entries
+
+
+def _bare_record(
+    conversation_id: str, trigger: str, conv: ConversationRecord, tokens: int, input_hash: str
+) -> CompactionRecord:
+    return CompactionRecord(
+        id=new_id("cmp"),
+        conversation_id=conversation_id,
+        trigger=trigger,
+        status="stalled",
+        steps=[],
+        first_seq=None,
+        last_seq=None,
+        messages_affected=0,
+        tokens_before=tokens,
+        tokens_after=tokens,
+        created_at=utcnow(),
+        input_hash=input_hash,
+        snapshot_epoch=conv.compaction_epoch,
+    )
+
+
+def conversation_policy(conv: ConversationRecord, default: Policy) -> Policy:
+    """The ladder's policy with the conversation's own overrides (stored in its metadata) applied."""
+    overrides = conv.metadata.get("policy") or {}
+    known = {f.name for f in fields(Policy)}
+    return replace(default, **{k: v for k, v in overrides.items() if k in known})
