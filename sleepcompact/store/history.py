@@ -16,6 +16,7 @@ from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
 from sleepcompact.domain.steps import RowChange
+from sleepcompact.store.mapping import compaction_record, message_record
 from sleepcompact.store.models import Compaction, Conversation, JournalEntry, Message, ModelCalibration
 
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -51,8 +52,6 @@ class HistoryOperations:
 
     def search(self, conversation_id: str, query: str, limit: int = 20) -> list[MessageRecord]:
         """Originals matching every word of ``query``, best first (bm25 / ts_rank)."""
-        from sleepcompact.store.repository import message_record
-
         words = [w.lower() for w in WORD.findall(query)]
         if not words:
             return []
@@ -90,8 +89,6 @@ class HistoryOperations:
 
     def message_by_seq(self, conversation_id: str, seq: int) -> MessageRecord | None:
         """One row by its seq."""
-        from sleepcompact.store.repository import message_record
-
         row = self.session.scalar(
             select(Message).where(Message.conversation_id == conversation_id, Message.seq == seq)
         )
@@ -170,15 +167,11 @@ class HistoryOperations:
 
     def get_compaction(self, compaction_id: str) -> tuple[CompactionRecord, dict[str, Any]] | None:
         """A compaction record and its metadata (prior states, summary text, flags)."""
-        from sleepcompact.store.repository import compaction_record
-
         row = self.session.get(Compaction, compaction_id)
         return (compaction_record(row), dict(row.meta or {})) if row is not None else None
 
     def compactions_with_status(self, status: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
         """Compactions in one status, with their metadata (e.g. ``running`` batch requests)."""
-        from sleepcompact.store.repository import compaction_record
-
         rows = self.session.scalars(
             select(Compaction).where(Compaction.status == status).order_by(Compaction.id)
         )
