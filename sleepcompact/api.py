@@ -330,9 +330,8 @@ class Memory:
         )
 
     def journal(self, conversation_id: str) -> list[dict[str, Any]]:
-        """Journal entries written for a conversation (pre-compaction facts, summaries)."""
-        with self.read_uow() as uow:
-            return uow.repo.journal(conversation_id)
+        """Journal entries written for this conversation (pre-compaction facts, summaries, notes)."""
+        return [e for e in self.journal_entries(conversation_id) if e["conversation_id"] == conversation_id]
 
     # -- export / import --------------------------------------------------------------------------------
 

@@ -61,9 +61,7 @@ def history(uow: UnitOfWork, conversation_id: str) -> list[dict[str, Any]]:
         if uow.repo.get_conversation(conversation_id) is None:
             raise ConversationNotFound(conversation_id)
         out = []
-        for record in uow.repo.compactions(conversation_id):
-            found = uow.repo.get_compaction(record.id)
-            meta = found[1] if found else {}
+        for record, meta in uow.repo.compactions_with_meta(conversation_id):
             item = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in asdict(record).items()}
             item["summary"] = meta.get("summary")
             item["flags"] = meta.get("flags", [])

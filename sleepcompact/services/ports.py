@@ -107,6 +107,10 @@ class Repository(Protocol):
         """Compactions of the conversation, oldest first."""
         ...
 
+    def compactions_with_meta(self, conversation_id: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
+        """Compactions with their metadata, oldest first."""
+        ...
+
     def add_compaction(self, record: CompactionRecord, meta: dict[str, Any] | None = None) -> None:
         """Insert a compaction record."""
         ...
@@ -165,10 +169,6 @@ class Repository(Protocol):
 
     def add_journal_entries(self, entries: Sequence[NewJournalEntry], now: datetime) -> list[int]:
         """Insert journal entries."""
-        ...
-
-    def journal(self, conversation_id: str) -> list[dict[str, Any]]:
-        """Journal entries of a conversation."""
         ...
 
     def journal_entries(

@@ -235,26 +235,6 @@ class HistoryOperations:
         self.session.flush()
         return [r.id for r in rows]
 
-    def journal(self, conversation_id: str) -> list[dict[str, Any]]:
-        """Journal entries written for a conversation, oldest first."""
-        rows = self.session.scalars(
-            select(JournalEntry)
-            .where(JournalEntry.conversation_id == conversation_id)
-            .order_by(JournalEntry.id)
-        )
-        return [
-            {
-                "id": r.id,
-                "content": r.content,
-                "source_type": r.source_type,
-                "origin": r.origin,
-                "importance": r.importance,
-                "tags": list(r.tags or []),
-                "status": r.status,
-            }
-            for r in rows
-        ]
-
     # -- tokenizer calibration --------------------------------------------------------------------------
 
     def calibrations(self) -> dict[str, float]:

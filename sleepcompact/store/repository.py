@@ -172,13 +172,17 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations):
 
     def compactions(self, conversation_id: str) -> list[CompactionRecord]:
         """Compactions of the conversation, oldest first."""
+        return [record for record, _ in self.compactions_with_meta(conversation_id)]
+
+    def compactions_with_meta(self, conversation_id: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
+        """Compactions of the conversation with their metadata, oldest first, in one query."""
         rows = self.session.scalars(
             select(Compaction)
             .where(Compaction.conversation_id == conversation_id)
             # The epoch breaks ties of a coarse clock: it grows with every apply, restore and clear.
             .order_by(Compaction.created_at, Compaction.snapshot_epoch, Compaction.id)
         )
-        return [compaction_record(r) for r in rows]
+        return [(compaction_record(r), dict(r.meta or {})) for r in rows]
 
     def add_compaction(self, record: CompactionRecord, meta: dict[str, Any] | None = None) -> None:
         """Insert a compaction record."""
