@@ -15,6 +15,7 @@ from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Budget, Thresholds
 from sleepcompact.domain.errors import (
     ContentTooLarge,
+    ConversationBusy,
     ConversationNotFound,
     DuplicateToolCall,
     DuplicateToolResult,
@@ -37,6 +38,7 @@ __all__ = [
     "Budget",
     "ContentTooLarge",
     "ContextView",
+    "ConversationBusy",
     "ConversationNotFound",
     "DatabaseNotInitialized",
     "DuplicateToolCall",

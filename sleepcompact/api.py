@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarizer
 from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.agents import AgentMemory
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import ImportFormatError, InvalidSetting, SleepcompactError
@@ -22,14 +23,11 @@ from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.services import batches, compaction, conversations, transfer
 from sleepcompact.services import context as context_service
 from sleepcompact.services import history as history_service
-from sleepcompact.services import journal as journal_service
-from sleepcompact.services import memories as memories_service
-from sleepcompact.services import sleep as sleep_service
 from sleepcompact.services.batches import BatchReport, BatchSummarizer
 from sleepcompact.services.compaction import Trigger
 from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.context import ContextView, RenderFormat
-from sleepcompact.services.conversations import Appended, ConversationSpec, utcnow
+from sleepcompact.services.conversations import Appended, ConversationSpec
 from sleepcompact.services.ports import Summarizer, TokenCounter
 from sleepcompact.store import migrate
 from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
@@ -40,7 +38,7 @@ class DatabaseNotInitialized(SleepcompactError):
     """The database has not been migrated to this version's schema; run ``sleepcompact init``."""
 
 
-class Memory:
+class Memory(AgentMemory):
     """Conversations, their budgets and their history, on one database.
 
     Build it with ``Memory.from_env()`` or ``Memory(settings)``. Engines are
@@ -182,9 +180,10 @@ class Memory:
     def context(
         self, conversation_id: str, *, system: str | None = None, fmt: RenderFormat = "anthropic"
     ) -> ContextView:
-        """Exactly what the next LLM call would get, without compacting anything."""
+        """Exactly what the next LLM call would get (recalled memories included), without compacting."""
         return context_service.render_context(
-            self.read_uow(), self.counter, conversation_id, defaults=self.thresholds, system=system, fmt=fmt
+            self.read_uow(), self.counter, conversation_id, defaults=self.thresholds, system=system, fmt=fmt,
+            memory_budget=self.settings.memory_budget_tokens,
         )
 
     def stats(self, conversation_id: str | None = None) -> dict[str, Any]:
@@ -274,65 +273,6 @@ class Memory:
         """Full-text search over every original; ``seq:N`` fetches what a placeholder points to."""
         return history_service.search_history(self.read_uow(), conversation_id, query, limit)
 
-    # -- journal, memories, sleep ----------------------------------------------------------------------
-
-    def add_journal_entry(
-        self,
-        conversation_id: str,
-        content: str,
-        *,
-        source_type: str = "direct",
-        tags: Sequence[str] = (),
-        origin: str = "agent",
-    ) -> int:
-        """Note something for the conversation's agent (scored now, consolidated into memory during sleep)."""
-        return journal_service.add_entry(
-            self.uow(), conversation_id, content, source_type=source_type, tags=tags, origin=origin
-        )
-
-    def journal_entries(
-        self, conversation_id: str, statuses: Sequence[str] | None = None
-    ) -> list[dict[str, Any]]:
-        """The journal of the conversation's agent, oldest first."""
-        return journal_service.list_entries(self.read_uow(), conversation_id, statuses)
-
-    def consolidate(self, conversation_id: str) -> dict[str, Any]:
-        """Promote the agent's pending journal entries into long-term memories now."""
-        conv = self.conversation(conversation_id)
-        return memories_service.consolidate_agent(self.uow, conv.tenant_id, conv.agent_id)
-
-    def memories(self, conversation_id: str, *, include_invalid: bool = False) -> list[dict[str, Any]]:
-        """What the conversation's agent remembers (superseded memories too with ``include_invalid``)."""
-        conv = self.conversation(conversation_id)
-        return memories_service.list_memories(
-            self.read_uow(), conv.tenant_id, conv.agent_id, include_invalid=include_invalid
-        )
-
-    def search_memories(self, conversation_id: str, query: str) -> list[dict[str, Any]]:
-        """Valid memories of the agent containing every word of the query."""
-        conv = self.conversation(conversation_id)
-        return memories_service.search_memories(self.read_uow(), conv.tenant_id, conv.agent_id, query)
-
-    def sleep_tick(self, conversation_id: str, tick_key: str | None = None) -> dict[str, Any]:
-        """Consolidate the journal, then compact if over the soft threshold or the entry-count trigger.
-
-        The same ``tick_key`` runs once (sweeps pass the night's date); without one, every call runs.
-        """
-        key = tick_key or f"manual-{utcnow():%Y%m%dT%H%M%S%f}"
-        return sleep_service.sleep_tick(
-            self.uow,
-            self.counter,
-            self.summarizer,
-            conversation_id,
-            key,
-            defaults=self.thresholds,
-            policy=self.policy,
-        )
-
-    def journal(self, conversation_id: str) -> list[dict[str, Any]]:
-        """Journal entries written for this conversation (pre-compaction facts, summaries, notes)."""
-        return [e for e in self.journal_entries(conversation_id) if e["conversation_id"] == conversation_id]
-
     # -- export / import --------------------------------------------------------------------------------
 
     def export(self, conversation_id: str) -> dict[str, Any]:
@@ -401,7 +341,9 @@ class Memory:
         )
 
     def close(self) -> None:
-        """Release the connection pool."""
+        """Release the connection pool (and the broker connection, if a task was sent)."""
+        if self._queue is not None:
+            self._queue.close()
         self.engine.dispose()
 
     def __enter__(self) -> Memory:

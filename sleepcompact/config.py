@@ -8,9 +8,11 @@ environment by accident.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import InvalidSetting
@@ -43,6 +45,42 @@ class Settings:
     summarizer_attempts: int = 4
     redact_emails: bool = False
     redact_card_numbers: bool = False
+    memory_budget_tokens: int = 512
+    entry_trigger: int = 100
+    timezone: str = "UTC"
+    nightly_cron: str = "0 3 * * *"
+    idle_minutes: int = 30
+    idle_sweep_seconds: int = 300
+    sweep_batch_size: int = 500
+    task_soft_time_limit: int = 300
+    task_time_limit: int = 360
+    worker_concurrency: int = 2
+    nightly_batches: bool = False
+    batch_poll_seconds: int = 300
+    beat_schedule_file: str = "./sleepcompact-beat"
+
+    def __post_init__(self) -> None:
+        # Settings built directly (tests, the demo) get the same checks as those read from the environment.
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise InvalidSetting(f"SLEEPCOMPACT_TIMEZONE: unknown time zone {self.timezone!r}") from exc
+        nightly_time(self.nightly_cron)
+        if self.task_soft_time_limit >= self.task_time_limit:
+            raise InvalidSetting(
+                "SLEEPCOMPACT_TASK_SOFT_TIME_LIMIT must be below SLEEPCOMPACT_TASK_TIME_LIMIT, got "
+                f"{self.task_soft_time_limit} and {self.task_time_limit}"
+            )
+
+    @property
+    def lease_seconds(self) -> int:
+        """How long a conversation's lease lasts: longer than any task may run, so it never expires early."""
+        return self.task_time_limit + 60
+
+    @property
+    def visibility_timeout(self) -> int:
+        """Redis redelivers an unacknowledged task after this; above the hard limit so no task runs twice."""
+        return self.task_time_limit * 2 + 60
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -77,6 +115,19 @@ class Settings:
             summarizer_attempts=_int(env, "SLEEPCOMPACT_SUMMARIZER_ATTEMPTS", 4),
             redact_emails=_bool(env, "SLEEPCOMPACT_REDACT_EMAILS"),
             redact_card_numbers=_bool(env, "SLEEPCOMPACT_REDACT_CARD_NUMBERS"),
+            memory_budget_tokens=_int(env, "SLEEPCOMPACT_MEMORY_BUDGET", 512, minimum=0),
+            entry_trigger=_int(env, "SLEEPCOMPACT_ENTRY_TRIGGER", 100, minimum=0),
+            timezone=env.get("SLEEPCOMPACT_TIMEZONE", "UTC"),
+            nightly_cron=env.get("SLEEPCOMPACT_NIGHTLY_CRON", "0 3 * * *"),
+            idle_minutes=_int(env, "SLEEPCOMPACT_IDLE_MINUTES", 30),
+            idle_sweep_seconds=_int(env, "SLEEPCOMPACT_IDLE_SWEEP_SECONDS", 300),
+            sweep_batch_size=_int(env, "SLEEPCOMPACT_SWEEP_BATCH_SIZE", 500),
+            task_soft_time_limit=_int(env, "SLEEPCOMPACT_TASK_SOFT_TIME_LIMIT", 300),
+            task_time_limit=_int(env, "SLEEPCOMPACT_TASK_TIME_LIMIT", 360),
+            worker_concurrency=_int(env, "SLEEPCOMPACT_WORKER_CONCURRENCY", 2),
+            nightly_batches=_bool(env, "SLEEPCOMPACT_NIGHTLY_BATCHES"),
+            batch_poll_seconds=_int(env, "SLEEPCOMPACT_BATCH_POLL_SECONDS", 300),
+            beat_schedule_file=env.get("SLEEPCOMPACT_BEAT_SCHEDULE", "./sleepcompact-beat"),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -94,7 +145,23 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
         raise InvalidSetting(f"{name} must be a number, got {raw!r}") from exc
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
+_CRON = re.compile(r"^\s*(\d{1,2})\s+(\d{1,2})\s+\*\s+\*\s+\*\s*$")
+
+
+def nightly_time(cron: str) -> tuple[int, int]:
+    """(hour, minute) of a daily cron line ``M H * * *``; the nightly sweep runs once a day by design."""
+    match = _CRON.match(cron)
+    if match is None:
+        raise InvalidSetting(
+            f"SLEEPCOMPACT_NIGHTLY_CRON must be a daily cron line 'MINUTE HOUR * * *', got {cron!r}"
+        )
+    minute, hour = int(match.group(1)), int(match.group(2))
+    if minute > 59 or hour > 23:
+        raise InvalidSetting(f"SLEEPCOMPACT_NIGHTLY_CRON: no such time of day in {cron!r}")
+    return hour, minute
+
+
+def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -102,8 +169,8 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError as exc:
         raise InvalidSetting(f"{name} must be an integer, got {raw!r}") from exc
-    if value <= 0:
-        raise InvalidSetting(f"{name} must be positive, got {value}")
+    if value < minimum:
+        raise InvalidSetting(f"{name} must be at least {minimum}, got {value}")
     return value
 
 

@@ -1,87 +1,235 @@
-"""The main job's data: a synthetic agent imported under several budgets, compacted, and reported."""
+"""The main job: synthetic agents live through two nights on the real worker and scheduler.
+
+Day 1 the agents work (a coding agent under three budgets, a personal assistant whose user states
+facts). The nightly sweep ticks each conversation on the worker: the journal becomes memories, and
+what is over its soft threshold is compacted. Day 2 the user contradicts a fact, one coding agent is
+pushed over its soft threshold (the guard asks for a tick, the scheduler's idle sweep sends it) and
+another over its hard threshold (the guard compacts at once). Night 2 folds the contradiction in.
+
+The sweeps run "tonight" by passing the next sweep time as ``now``: the demo fast-forwards the clock
+instead of waiting for 03:00. Everything else is what a deployment runs.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sleepcompact.api import Memory
-from sleepcompact.synthetic import coding_agent
+from sleepcompact.domain.schedule import night_of
+from sleepcompact.processes import Children, module_command, settings_env
+from sleepcompact.services.conversations import utcnow
+from sleepcompact.synthetic import SyntheticConversation, coding_agent, personal_assistant
 
-# One conversation, three budgets: the plan caps show how the same history fares in each window.
-DEMO_BUDGETS: tuple[tuple[str, str | None], ...] = (
-    ("free plan, 16k", "free"),
-    ("pro plan, 32k", "pro"),
-    ("model, 200k", None),
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: called while the demo waits on the worker."""
+
+CODING_BUDGETS: tuple[tuple[str, str | None], ...] = (
+    ("coder, free 16k", "free"),
+    ("coder, pro 32k", "pro"),
+    ("coder, model 200k", None),
 )
+WAIT_S = 90.0  # a hang guard; the ticks take a few seconds
 
 
-@dataclass(frozen=True)
-class BudgetRow:
-    """One line of the report: the budget, the figures before, and what compaction made of them."""
+@dataclass
+class DemoRow:
+    """One conversation's story: its tokens before and after, what ran, and what its agent remembers."""
 
     label: str
     conversation_id: str
-    messages: int
-    tokens: int
     usable: int
-    soft: int
-    hard: int
-    percent: float
-    action: str
-    tokens_after: int
-    percent_after: float
-    steps: str
-    summary_tokens: int
-    compaction_id: str | None
+    tokens_before: int
+    tokens_after: int = 0
+    percent_after: float = 0.0
+    events: list[str] = field(default_factory=list)
+    summary_tokens: int = 0
+    memories_created: int = 0
+    memories_superseded: int = 0
+    compaction_id: str | None = None
+
+    @property
+    def percent_before(self) -> float:
+        """Tokens before as a percentage of the usable window."""
+        return round(100.0 * self.tokens_before / self.usable, 1) if self.usable else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return asdict(self)
+        return {**asdict(self), "percent_before": self.percent_before}
 
 
-def action_for(tokens: int, soft: int, hard: int) -> str:
-    """What the guard does at these figures."""
-    if tokens > hard:
-        return "over hard: compact now"
-    if tokens > soft:
-        return "over soft: sleep tick"
-    return "under soft: nothing"
+@dataclass
+class DemoReport:
+    """Every row, plus where the worker's log went."""
+
+    rows: list[DemoRow]
+    log: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"conversations": [r.to_dict() for r in self.rows], "log": str(self.log)}
 
 
-def run_demo(memory: Memory, *, seed: int = 0, model: str = "claude-sonnet-4-5") -> list[BudgetRow]:
-    """Generate the synthetic coding agent, import it under each budget, compact what is over soft, report."""
-    conv = coding_agent(seed=seed)
-    messages = [{"role": "system", "content": conv.system}, *conv.messages]
-    rows: list[BudgetRow] = []
-    for label, plan in DEMO_BUDGETS:
-        cid = memory.create_conversation(
-            model, tenant_id="demo", agent_id=conv.name, plan=plan, metadata={"demo": conv.name, "seed": seed}
+def _split_assistant(conv: SyntheticConversation) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """Day 1 ends just before the user reports the move (the contradiction)."""
+    _, moved = conv.contradicted[0]
+    cut = next(
+        i for i, m in enumerate(conv.messages) if isinstance(m["content"], str) and moved in m["content"]
+    )
+    return conv.messages[:cut], conv.messages[cut:], moved
+
+
+def _big_tool_turn(n: int, lines: int) -> list[dict[str, Any]]:
+    """One more turn with a large tool output (a log dump), to push a conversation up."""
+    tid = f"toolu_demo_{n}"
+    output = "\n".join(
+        f"2026-11-2{n % 10} 10:{i % 60:02d}:00 INFO payments.worker job {i} ok" for i in range(lines)
+    )
+    return [
+        {"role": "user", "content": f"Check the payment worker logs (pass {n})."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": tid, "name": "bash", "input": {"command": "tail -n 2000 pay.log"}}
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": output}]},
+        {"role": "assistant", "content": f"The logs of pass {n} show no errors."},
+    ]
+
+
+def _push_to(mem: Memory, cid: str, threshold: str, start: int) -> int:
+    """Append log-dump turns until over ``threshold`` (soft or hard); returns the next turn number."""
+    n = start
+    while True:
+        stats = mem.stats(cid)
+        if stats["tokens"] > stats[threshold]:
+            return n
+        missing = int(stats[threshold]) - int(stats["tokens"])
+        mem.append_many(cid, _big_tool_turn(n, max(20, min(400, missing // 15 + 10))))
+        n += 1
+
+
+def _wait_ticks(mem: Memory, ids: list[str], key: str, stage: str, progress: Progress) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        done = sum(any(t["tick_key"] == key and t["status"] == "done" for t in mem.ticks(c)) for c in ids)
+        progress(stage, done, len(ids))
+        if done == len(ids):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{stage}: {len(ids) - done} tick(s) not done after {WAIT_S:.0f} s")
+        time.sleep(0.1)
+
+
+def _night(mem: Memory, when: datetime, ids: list[str], stage: str, progress: Progress) -> str:
+    """Run tonight's sweep (as beat would at the sweep time) and wait for the worker to tick ``ids``."""
+    cfg = mem.sweep_config()
+    key = night_of(when, cfg.timezone, cfg.nightly_hour, cfg.nightly_minute).key
+    mem.sweep_nightly(now=when)
+    _wait_ticks(mem, ids, key, stage, progress)
+    return key
+
+
+def _record(row: DemoRow, result: dict[str, Any], prefix: str) -> None:
+    compaction = result.get("compaction", {})
+    consolidation = result.get("consolidation", {})
+    row.memories_created += int(consolidation.get("created", 0))
+    row.memories_superseded += int(consolidation.get("superseded", 0))
+    if compaction.get("status") == "applied":
+        why = " (>100 messages)" if result.get("trigger") == "entry count" else ""
+        row.events.append(f"{prefix}{why}: {'+'.join(compaction.get('steps', [])) or 'compacted'}")
+        row.summary_tokens += int(compaction.get("summary_tokens", 0))
+        row.compaction_id = compaction.get("compaction_id") or row.compaction_id
+    elif consolidation.get("created") or consolidation.get("superseded"):
+        row.events.append(f"{prefix}: memories")
+
+
+@contextmanager
+def _pipeline(mem: Memory, log: Path) -> Iterator[Children]:
+    """The worker and the scheduler, started for the demo and always stopped."""
+    settings = mem.settings.with_overrides(idle_sweep_seconds=1, worker_concurrency=2)
+    env = settings_env(settings)
+    with Children([module_command("worker"), module_command("scheduler")], env, log) as children:
+        yield children
+
+
+def run_demo(
+    mem: Memory, *, seed: int = 0, progress: Progress | None = None, log: Path | None = None
+) -> DemoReport:
+    """Generate the agents, run two nights and a day of guard decisions on real processes, report."""
+    progress = progress or (lambda stage, done, total: None)
+    log = log or Path("sleepcompact-demo.log")
+    coder = coding_agent(seed=seed)
+    assistant = personal_assistant(seed=seed)
+    rows: list[DemoRow] = []
+    tenant = f"demo-{utcnow():%Y%m%d%H%M%S}"
+    for label, plan in CODING_BUDGETS:
+        cid = mem.create_conversation(None, tenant_id=tenant, agent_id=f"coder-{plan or 'model'}", plan=plan)
+        mem.append_many(cid, [{"role": "system", "content": coder.system}, *coder.messages])
+        s = mem.stats(cid)
+        rows.append(DemoRow(label, cid, int(s["usable"]), int(s["tokens"])))
+    day1, day2, moved = _split_assistant(assistant)
+    pa = mem.create_conversation(None, tenant_id=tenant, agent_id="assistant", plan="free")
+    mem.append_many(pa, [{"role": "system", "content": assistant.system}, *day1])
+    said = " ".join(m["content"] for m in day1 if isinstance(m["content"], str))
+    for fact in assistant.facts:
+        if fact in said:
+            mem.add_journal_entry(pa, fact, tags=["fact"])
+    s = mem.stats(pa)
+    rows.append(DemoRow("assistant, free 16k", pa, int(s["usable"]), int(s["tokens"])))
+    ids = [r.conversation_id for r in rows]
+    by_id = {r.conversation_id: r for r in rows}
+    cfg = mem.sweep_config()
+    tonight = night_of(utcnow(), cfg.timezone, cfg.nightly_hour, cfg.nightly_minute).start + timedelta(days=1)
+
+    with _pipeline(mem, log) as children:
+        key1 = _night(mem, tonight + timedelta(minutes=1), ids, "night 1: sleep ticks", progress)
+        for cid in ids:
+            _record(by_id[cid], _tick(mem, cid, key1), "night 1")
+        # Day 2. The user moves; the assistant notes it.
+        mem.append_many(pa, day2)
+        mem.add_journal_entry(pa, moved, tags=["fact"])
+        # The pro coder grows over soft: the guard asks for a tick, the scheduler's idle sweep sends it.
+        pro, free = rows[1], rows[0]
+        n = _push_to(mem, pro.conversation_id, "soft", 1)
+        mem.request_sleep(pro.conversation_id)
+        pro.events.append("day 2: over soft, guard asked")  # the idle sweep's event follows
+        deadline = time.monotonic() + WAIT_S
+        while not (
+            req := [t for t in mem.ticks(pro.conversation_id) if t["tick_key"].startswith("request-")]
+        ) or (req[-1]["status"] != "done"):
+            progress("day 2: idle sweep (scheduler) answers the guard", 0, 1)
+            if time.monotonic() > deadline or not children.running():
+                raise TimeoutError("the scheduler's idle sweep did not tick the requested conversation")
+            time.sleep(0.1)
+        progress("day 2: idle sweep (scheduler) answers the guard", 1, 1)
+        _record(pro, req[-1]["result"], "idle sweep")
+        pro.events[-2:] = [" -> ".join(e.replace("idle sweep", "idle tick") for e in pro.events[-2:])]
+        # The free coder blows through its hard threshold mid-request: the guard compacts right away.
+        _push_to(mem, free.conversation_id, "hard", n)
+        outcome = mem.compact(free.conversation_id, trigger="emergency")
+        if outcome.status == "applied":
+            steps = "+".join(dict.fromkeys(s["step"] for s in outcome.steps))
+            free.events.append(f"day 2: over hard, guard: {steps}")
+            free.summary_tokens += outcome.summary_tokens
+            free.compaction_id = outcome.compaction_id
+        key2 = _night(
+            mem, tonight + timedelta(days=1, minutes=1), [pa, free.conversation_id], "night 2", progress
         )
-        memory.append_many(cid, messages)
-        before = memory.stats(cid)
-        tokens, soft, hard = int(before["tokens"]), int(before["soft"]), int(before["hard"])
-        outcome = memory.compact(cid, trigger="manual") if tokens > soft else None
-        after = memory.stats(cid)
-        applied = outcome is not None and outcome.status == "applied"
-        rows.append(
-            BudgetRow(
-                label=label,
-                conversation_id=cid,
-                messages=len(messages),
-                tokens=tokens,
-                usable=int(before["usable"]),
-                soft=soft,
-                hard=hard,
-                percent=float(before["percent_of_usable"]),
-                action=action_for(tokens, soft, hard),
-                tokens_after=int(after["tokens"]),
-                percent_after=float(after["percent_of_usable"]),
-                steps=",".join(dict.fromkeys(s["step"] for s in outcome.steps))
-                if applied and outcome
-                else "-",
-                summary_tokens=outcome.summary_tokens if applied and outcome else 0,
-                compaction_id=outcome.compaction_id if applied and outcome else None,
-            )
-        )
-    return rows
+        for cid in (pa, free.conversation_id):
+            _record(by_id[cid], _tick(mem, cid, key2), "night 2")
+    for row in rows:
+        s = mem.stats(row.conversation_id)
+        row.tokens_after, row.percent_after = int(s["tokens"]), float(s["percent_of_usable"])
+        row.events = row.events or ["under soft: nothing to do"]
+    return DemoReport(rows, log)
+
+
+def _tick(mem: Memory, cid: str, key: str) -> dict[str, Any]:
+    return next((t["result"] for t in mem.ticks(cid) if t["tick_key"] == key), {})

@@ -88,60 +88,64 @@ def demo(
     seed: Annotated[int, typer.Option(help="Seed of the synthetic agents.")] = 0,
     as_json: JsonFlag = False,
 ) -> None:
-    """The main job: synthetic agents imported into the embedded database, and their budget report."""
+    """The main job: synthetic agents live two nights on the real worker and scheduler (embedded default)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from sleepcompact.demo import run_demo
 
     # The demo is deterministic and offline whatever the environment holds (no key is used or needed).
     with _memory(offline=True) as mem:
-        rows = run_demo(mem, seed=seed)
-    if as_json:
-        _print_json([r.to_dict() for r in rows])
-        return
-    console = _console()
-    console.print(
-        f"Synthetic coding agent: {rows[0].messages} messages imported under three budgets, "
-        "then compacted where over the soft threshold."
-    )
-    table = Table()
-    cols = (
-        "budget",
-        "usable",
-        "before",
-        "% usable",
-        "guard at this size",
-        "after",
-        "% usable ",
-        "steps",
-        "summary",
-    )
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("budget", "guard at this size", "steps") else "right")
-    for r in rows:
+        # The table tells the story; the per-tick log lines go to the demo's log file instead.
+        configure_logging(mem.settings.with_overrides(log_level="WARNING"), force=True)
+        if as_json:
+            report = run_demo(mem, seed=seed)
+            _print_json(report.to_dict())
+            return
+        console = _console()
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=False) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = bar.add_task(stage, total=total)
+                bar.update(tasks[stage], completed=done, total=total)
+
+            report = run_demo(mem, seed=seed, progress=progress)
+    _demo_table(console, report)
+
+
+def _demo_table(console: Console, report: Any) -> None:
+    table = Table(title="Two nights of sleep on the real worker and scheduler")
+    for col in ("conversation", "usable", "before", "after", "% usable", "summary", "memories", "what ran"):
+        table.add_column(col, justify="left" if col in ("conversation", "what ran") else "right")
+    for r in report.rows:
         table.add_row(
             r.label,
             f"{r.usable:,}",
-            f"{r.tokens:,}",
-            f"{r.percent:.0f}%",
-            r.action,
+            f"{r.tokens_before:,} ({r.percent_before:.0f}%)",
             f"{r.tokens_after:,}",
             f"{r.percent_after:.0f}%",
-            r.steps,
             f"{r.summary_tokens:,}" if r.summary_tokens else "-",
+            f"+{r.memories_created} / -{r.memories_superseded}" if r.memories_created else "-",
+            "\n".join(r.events),
         )
     console.print(table)
     console.print("Conversations:")
-    for r in rows:
+    for r in report.rows:
         console.print(f"  {r.conversation_id}  {r.label}")
-    first = rows[0]
+    coder = next(r for r in report.rows if r.compaction_id)
+    assistant = report.rows[-1]
     console.print("Look further:")
-    cmds = [f"sleepcompact context {first.conversation_id}", f"sleepcompact history {first.conversation_id}"]
-    if first.compaction_id:
-        cmds += [
-            f"sleepcompact search {first.conversation_id} seq:3",
-            f"sleepcompact restore {first.compaction_id}",
-        ]
-    for cmd in cmds:
+    for cmd in (
+        f"sleepcompact history {coder.conversation_id}",
+        f"sleepcompact context {coder.conversation_id}",
+        f"sleepcompact restore {coder.compaction_id}",
+        f"sleepcompact memories list {assistant.conversation_id} --all",
+        f"sleepcompact context {assistant.conversation_id}",
+    ):
         console.print(f"  {cmd}")
+    console.print(f"Worker and scheduler log: {report.log}")
 
 
 @app.command("import")
@@ -252,6 +256,9 @@ def context(
         f"[bold]{conversation}[/bold]  {data['tokens']:,} tokens of {data['usable']:,} usable "
         f"({data['percent_of_usable']}%), soft {data['soft']:,}, hard {data['hard']:,}"
     )
+    if data["memories"]:  # the block itself shows in the first user turn (or its own user message)
+        n, tokens = len(data["memories"]), data["memory_tokens"]
+        console.print(f"[dim]recalled memories:[/dim] {n} ({tokens:,} tokens)")
     if data["system"]:
         console.print(f"[dim]system:[/dim] {_preview(data['system'])}")
     for msg in data["messages"]:
@@ -358,5 +365,6 @@ def main() -> None:
 # The compaction commands live beside this module; importing it registers them on ``app``.
 from sleepcompact.cli import agents as _agents  # noqa: E402
 from sleepcompact.cli import compactions as _compactions  # noqa: E402
+from sleepcompact.cli import processes as _processes  # noqa: E402
 
-__all__ = ["_agents", "_compactions", "app", "main"]
+__all__ = ["_agents", "_compactions", "_processes", "app", "main"]

@@ -1,4 +1,4 @@
-"""The agent commands: journal, memories, and an inline sleep sweep."""
+"""The agent commands: journal and memories."""
 
 from __future__ import annotations
 
@@ -111,35 +111,3 @@ def _memory_table(rows: list[dict[str, object]], as_json: bool) -> None:
             _preview(r["content"], 90),
         )
     _console().print(table)
-
-
-@app.command()
-@_errors
-def sleep(
-    conversation: Annotated[
-        str | None, typer.Option(help="One conversation (default: every conversation).")
-    ] = None,
-    inline: Annotated[bool, typer.Option("--inline", help="Run the ticks in this process.")] = False,
-    key: Annotated[
-        str | None, typer.Option(help="Tick key; the same key runs once (default: a fresh key).")
-    ] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Run sleep ticks now: consolidate each agent's journal, then compact what is over the soft threshold."""
-    if not inline:
-        raise typer.BadParameter(
-            "queueing ticks needs the Celery worker, which this version does not ship yet; use --inline",
-            param_hint="--inline",
-        )
-    with _memory() as mem:
-        ids = [conversation] if conversation else [c.id for c in mem.list_conversations(limit=100_000)]
-        results = {cid: mem.sleep_tick(cid, key) for cid in ids}
-    if as_json:
-        _print_json(results)
-        return
-    for cid, r in results.items():
-        c = r["compaction"]
-        typer.echo(
-            f"{cid}: memories +{r['consolidation'].get('created', 0)}, compaction {c['status']}"
-            + (f" {c['tokens_before']:,} -> {c['tokens_after']:,}" if "tokens_before" in c else "")
-        )

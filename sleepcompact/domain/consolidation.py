@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from sleepcompact.domain.sentences import strip_lead_in
 
+SUPERSEDE_TRUST = 0.5
+"""Least source trust an entry needs to supersede a memory (the recall floor: below it, not believed)."""
 
 @dataclass(frozen=True)
 class EntryIn:
@@ -365,7 +367,8 @@ def consolidate(
         draft = _Target(kind, content, entry.source_trust, entry.importance, stmt, sources=[entry.id])
         drafts.append(draft)
         home[entry.id] = draft
-        if kind not in _CLAIMS or _NOT_CLAIMS & set(entry.tags):
+        # An untrusted source (a scraped page, a tool's say-so) may add a claim but never retire one.
+        if kind not in _CLAIMS or _NOT_CLAIMS & set(entry.tags) or entry.source_trust < SUPERSEDE_TRUST:
             continue
         for old in candidates:
             if old.kind not in _CLAIMS or not _contradicts(old.stmt, stmt):

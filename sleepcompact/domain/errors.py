@@ -115,3 +115,12 @@ class PermanentLLMError(LLMError):
 
 class InvalidSummary(SleepcompactError):
     """A summary that is empty, a refusal, cut off at max_tokens, or longer than what it replaces."""
+
+
+class ConversationBusy(SleepcompactError):
+    """Another worker (or the guard) holds the conversation's lease; try again after it expires."""
+
+    def __init__(self, conversation_id: str, owner: str | None = None) -> None:
+        super().__init__(f"conversation {conversation_id} is being compacted by another worker; retry later")
+        self.conversation_id = conversation_id
+        self.owner = owner

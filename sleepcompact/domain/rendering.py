@@ -5,6 +5,13 @@ alternate, every ``tool_use`` is answered by a ``tool_result`` at the start
 of the very next user message, and no content is empty. Rows are merged and,
 where history itself breaks those rules (an orphan result, a call never
 answered), repaired in the rendering only; the stored rows stay as they were.
+
+Recalled memories (``recall.memory_block``) travel on the user side, never in
+the system prompt: they come from journal entries, and material that is not
+the caller's own instructions never gets a system role. Anthropic: a text
+block opening the first user message. OpenAI: a user message right after the
+system message. With no rows there is no turn to attach them to, so they are
+left out.
 """
 
 from __future__ import annotations
@@ -49,8 +56,13 @@ def _side(row: MessageRecord) -> str:
     return "assistant" if row.role == "assistant" else "user"
 
 
-def render_anthropic(rows: Sequence[MessageRecord], system: str | None = None) -> Rendered:
-    """Anthropic Messages form of the live rows, with ``system`` prepended to any stored system text."""
+def render_anthropic(
+    rows: Sequence[MessageRecord], system: str | None = None, memories: str | None = None
+) -> Rendered:
+    """Anthropic Messages form of the live rows, with ``system`` prepended to any stored system text.
+
+    ``memories`` (the recalled-notes block) opens the first user message as a text block of its own.
+    """
     system_parts = [system] if system else []
     body = logical_order(rows)
     while body and body[0].role == "system":
@@ -80,6 +92,9 @@ def render_anthropic(rows: Sequence[MessageRecord], system: str | None = None) -
             msg["content"].sort(key=lambda b: 0 if b.get("type") == "tool_result" else 1)
     if messages and messages[0]["role"] != "user":
         messages.insert(0, {"role": "user", "content": [{"type": "text", "text": RESUMED_PLACEHOLDER}]})
+    if memories and messages:
+        # The first user turn answers no call, so it has no tool_result block that must stay first.
+        messages[0]["content"].insert(0, {"type": "text", "text": memories})
     return Rendered(system="\n\n".join(p for p in system_parts if p) or None, messages=_simplify(messages))
 
 
@@ -154,12 +169,19 @@ def _simplify(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def render_openai(rows: Sequence[MessageRecord], system: str | None = None) -> list[dict[str, Any]]:
-    """OpenAI chat form: system first, tool calls on assistant turns, one tool message per result."""
+def render_openai(
+    rows: Sequence[MessageRecord], system: str | None = None, memories: str | None = None
+) -> list[dict[str, Any]]:
+    """OpenAI chat form: system first, tool calls on assistant turns, one tool message per result.
+
+    ``memories`` (the recalled-notes block) is a user message of its own right after the system message.
+    """
     anthropic = render_anthropic(rows, system)
     out: list[dict[str, Any]] = []
     if anthropic.system:
         out.append({"role": "system", "content": anthropic.system})
+    if memories and anthropic.messages:
+        out.append({"role": "user", "content": memories})
     for msg in anthropic.messages:
         content = msg["content"]
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_family, model_spec
 from sleepcompact.domain.errors import ConversationNotFound
-from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text
+from sleepcompact.domain.recall import Candidate, memory_block, recall
+from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.domain.rendering import render_anthropic, render_openai
 from sleepcompact.services.ports import TokenCounter, UnitOfWork
 
 RenderFormat = Literal["anthropic", "openai"]
+
+MEMORY_SHARE = 0.05
+"""The memory block never takes more than this share of the usable budget, whatever the setting."""
+RECENT_USER_TURNS = 2
+RECENT_ROWS = 12
+RECENT_CHARS = 20_000
+"""What "the recent turns" are for recall: the rows since the second-to-last user message, at most
+the last 12 and their last 20,000 characters (one huge tool output must not drown the question)."""
 
 
 def conversation_thresholds(conv: ConversationRecord, defaults: Thresholds) -> Thresholds:
@@ -49,6 +60,8 @@ class ContextView:
     counted_tokens: int
     budget: Budget
     live_messages: int
+    memories: list[dict[str, Any]] = field(default_factory=list)  # id, kind, content; best first
+    memory_tokens: int = 0  # counted tokens of the recalled-notes block (included in the two above)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what ``sleepcompact context --json`` prints)."""
@@ -67,6 +80,8 @@ class ContextView:
             "percent_of_usable": round(100.0 * self.tokens / b.usable, 1) if b.usable else 100.0,
             "budget": asdict(b),
             "live_messages": self.live_messages,
+            "memories": self.memories,
+            "memory_tokens": self.memory_tokens,
         }
 
 
@@ -78,21 +93,35 @@ def render_context(
     defaults: Thresholds,
     system: str | None = None,
     fmt: RenderFormat = "anthropic",
+    memory_budget: int = 0,
 ) -> ContextView:
-    """Render the live rows; ``system`` (the caller's prompt) counts against the budget too."""
+    """Render the live rows; ``system`` (the caller's prompt) counts against the budget too.
+
+    With ``memory_budget`` > 0 the agent's most relevant valid memories join the call as one
+    recalled-notes block (``domain.recall``), costing at most min(memory_budget, 5% of usable)
+    model tokens; they are read in the same transaction as the rows.
+    """
     with uow:
         conv = uow.repo.get_conversation(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
         rows = uow.repo.live_messages(conversation_id)
         factors = uow.repo.calibrations()
+        stored = uow.repo.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
     budget = budget_for(conv, defaults, factors)
-    counted = conv.live_tokens + (counter.count(system) if system else 0)
+    # Both caps are in the model's tokens, like every budget figure; recall counts with our counter.
+    allowance = math.floor(min(memory_budget, MEMORY_SHARE * budget.usable) / budget.safety_factor)
+    chosen = recall(
+        [_candidate(m) for m in stored], _recent_text(rows), allowance - MESSAGE_OVERHEAD, counter.count
+    )
+    block = memory_block([r.line for r in chosen])
+    memory_tokens = counter.count(block) + MESSAGE_OVERHEAD if block else 0
+    counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens
     if fmt == "openai":
-        messages = render_openai(rows, system)
+        messages = render_openai(rows, system, block)
         sys_text: str | None = None
     else:
-        rendered = render_anthropic(rows, system)
+        rendered = render_anthropic(rows, system, block)
         messages, sys_text = rendered.messages, rendered.system
     return ContextView(
         conversation_id=conversation_id,
@@ -103,7 +132,30 @@ def render_context(
         counted_tokens=counted,
         budget=budget,
         live_messages=conv.live_messages,
+        memories=[{"id": r.id, "kind": r.kind, "content": r.content} for r in chosen],
+        memory_tokens=memory_tokens,
     )
+
+
+def _candidate(m: Mapping[str, Any]) -> Candidate:
+    return Candidate(
+        id=m["id"],
+        kind=m["kind"],
+        content=m["content"],
+        confidence=m["confidence"],
+        importance=m["importance"],
+        source_trust=m["source_trust"],
+        invalidated=m.get("invalidated_at") is not None,
+    )
+
+
+def _recent_text(rows: Sequence[MessageRecord]) -> str:
+    """The text recall ranks memories against (see ``RECENT_ROWS``); system rows are not turns."""
+    body = [r for r in rows if r.role != "system" and r.kind != "summary"]
+    users = [i for i, r in enumerate(body) if r.role == "user" and r.kind == "message"]
+    start = users[-RECENT_USER_TURNS] if len(users) >= RECENT_USER_TURNS else 0
+    recent = body[max(start, len(body) - RECENT_ROWS) :]
+    return "\n".join(content_text(r.view) for r in recent)[-RECENT_CHARS:]
 
 
 def conversation_stats(uow: UnitOfWork, conversation_id: str | None, defaults: Thresholds) -> dict[str, Any]:

@@ -45,7 +45,9 @@ def add_entry(
         entry = NewJournalEntry(
             conv.tenant_id, conv.agent_id, conv.id, without_nul(text), source_type, origin, tuple(tags)
         )
-        (entry_id,) = uow.repo.add_journal_entries([entry], utcnow())
+        now = utcnow()
+        (entry_id,) = uow.repo.add_journal_entries([entry], now)
+        uow.repo.touch(conversation_id, now)  # pending entries make the conversation due for sleep
         uow.commit()
     return entry_id
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sleepcompact.domain.consolidation import EntryIn, MemoryIn, consolidate
+from sleepcompact.domain.memory_trust import merged_trust, new_memory_trust
 from sleepcompact.services.conversations import utcnow
 from sleepcompact.services.ports import UnitOfWork
 
@@ -51,6 +52,8 @@ def consolidate_agent(
             importance_floor=importance_floor,
         )
         now = utcnow()
+        trust_of = {e["id"]: e["source_trust"] for e in entries}
+        old_trust = {m["id"]: m["source_trust"] for m in memories}
         created: dict[int, int] = {}  # index in plan.new -> memory id
         linked: set[int] = set()
         # Real memories first, so entries link to the fact they became rather than to the contradiction note.
@@ -65,6 +68,7 @@ def consolidate_agent(
                 confidence=new.confidence,
                 importance=new.importance,
                 source_journal_ids=new.source_journal_ids,
+                source_trust=new_memory_trust(new, trust_of),
                 now=now,
             )
             created[i] = mid
@@ -77,6 +81,7 @@ def consolidate_agent(
                 confidence=merge.confidence,
                 importance=merge.importance,
                 entry_ids=merge.entry_ids,
+                source_trust=merged_trust(old_trust[merge.memory_id], merge, trust_of),
                 now=now,
             )
             fresh = [e for e in merge.entry_ids if e not in linked]

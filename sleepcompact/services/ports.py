@@ -184,7 +184,7 @@ class Repository(Protocol):
     def memories(
         self, tenant_id: str, agent_id: str, *, include_invalid: bool = False
     ) -> list[dict[str, Any]]:
-        """Memories of one agent."""
+        """Memories of one agent (dicts with id, kind, content, confidence, importance, source_trust...)."""
         ...
 
     def add_memory(
@@ -197,15 +197,23 @@ class Repository(Protocol):
         confidence: float,
         importance: int,
         source_journal_ids: Sequence[int],
+        source_trust: float,
         now: datetime,
     ) -> int:
-        """Insert a memory."""
+        """Insert a memory (``source_trust``: the highest trust among its journal entries)."""
         ...
 
     def reinforce_memory(
-        self, memory_id: int, *, confidence: float, importance: int, entry_ids: Sequence[int], now: datetime
+        self,
+        memory_id: int,
+        *,
+        confidence: float,
+        importance: int,
+        entry_ids: Sequence[int],
+        source_trust: float,
+        now: datetime,
     ) -> None:
-        """Raise a memory's confidence."""
+        """Raise a memory's confidence (and its trust, when ``source_trust`` is higher)."""
         ...
 
     def invalidate_memory(self, memory_id: int, *, superseded_by: int | None, now: datetime) -> None:
@@ -217,7 +225,49 @@ class Repository(Protocol):
         ...
 
     def start_tick(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
-        """Claim a tick key; False when taken."""
+        """Mark a tick running (creating it if needed); False when it is already done."""
+        ...
+
+    def ticks(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Every sleep tick of a conversation, oldest first."""
+        ...
+
+    def queue_ticks(self, orders: Sequence[tuple[str, str]], now: datetime) -> list[tuple[str, str]]:
+        """Record ticks as queued; returns the (conversation_id, tick_key) pairs that were new."""
+        ...
+
+    def stale_ticks(self, older_than: datetime, limit: int) -> list[tuple[str, str]]:
+        """Ticks queued or running since before ``older_than``."""
+        ...
+
+    def requeue_ticks(self, orders: Sequence[tuple[str, str]], now: datetime) -> None:
+        """Restart the stale clock of ticks enqueued again."""
+        ...
+
+    def acquire_lease(self, conversation_id: str, owner: str, now: datetime, seconds: int) -> bool:
+        """Take or extend the conversation's lease; False when another owner holds it."""
+        ...
+
+    def release_lease(self, conversation_id: str, owner: str) -> None:
+        """Give the lease back if we hold it."""
+        ...
+
+    def touch(self, conversation_id: str, now: datetime) -> None:
+        """Record agent activity that added no message."""
+        ...
+
+    def request_sleep(self, conversation_id: str, now: datetime) -> None:
+        """Ask the idle sweep for a tick."""
+        ...
+
+    def due_nightly(self, night_start: datetime, cursor: str, limit: int) -> tuple[list[str], str | None]:
+        """A batch of ids due for tonight's tick (start with cursor ""), and the next cursor or None."""
+        ...
+
+    def due_idle(
+        self, idle_before: datetime, active_after: datetime, cursor: str, limit: int
+    ) -> tuple[list[ConversationRecord], str | None]:
+        """A batch of conversations asking for sleep or gone quiet, and the next cursor or None."""
         ...
 
     def finish_tick(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
@@ -255,4 +305,12 @@ class UnitOfWork(Protocol):
 
     def rollback(self) -> None:
         """Discard the transaction's writes."""
+        ...
+
+
+class TaskQueue(Protocol):
+    """Where sweeps send sleep ticks (the Celery broker in production)."""
+
+    def enqueue_tick(self, conversation_id: str, tick_key: str) -> None:
+        """Send one ``sleepcompact.sleep_tick`` for this conversation and key."""
         ...

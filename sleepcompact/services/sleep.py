@@ -1,9 +1,12 @@
 """A sleep tick for one conversation: consolidate the journal into memory, then compact if needed.
 
-Facts are safe in memory before anything is folded into a summary (DESIGN
-section 5). A tick is keyed (e.g. the night's date): the unique
-(conversation_id, tick_key) row makes running the same tick twice a no-op, and a
-tick that died half-way is simply run again (each step is itself idempotent).
+Facts are safe in memory before anything is folded into a summary (DESIGN section 5). A tick is keyed
+(the night's date, an idle spell, a request): the unique (conversation_id, tick_key) row makes running
+the same tick again a no-op once it is done, and a tick that died half-way (a killed worker) is simply
+run again: consolidation finds nothing pending twice, and the compaction's epoch check applies once.
+
+The tick holds the conversation's lease while it works, with an owner named after the tick, so a
+redelivered copy of the same tick takes the lease over at once while any other worker backs off.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from typing import Any
 import structlog
 
 from sleepcompact.domain.budget import Thresholds
-from sleepcompact.domain.errors import ConversationNotFound
+from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound
 from sleepcompact.domain.ladder import Policy
+from sleepcompact.services import batches, leases
+from sleepcompact.services.batches import BatchSummarizer
 from sleepcompact.services.compaction import compact
 from sleepcompact.services.context import budget_for
 from sleepcompact.services.conversations import utcnow
@@ -26,6 +31,14 @@ log = structlog.get_logger(__name__)
 
 ENTRY_TRIGGER = 100
 """Live messages that trigger a compaction whatever the tokens (memory-manager seed; 0 turns it off)."""
+
+LEASE_SECONDS = 420
+"""Default lease: longer than a task may run (the worker's hard time limit), so it never lapses early."""
+
+
+def lease_owner(tick_key: str) -> str:
+    """The lease owner of a tick: the same for every delivery of that tick, different for any other."""
+    return f"tick:{tick_key}"[:64]
 
 
 def sleep_tick(
@@ -38,8 +51,16 @@ def sleep_tick(
     defaults: Thresholds,
     policy: Policy,
     entry_trigger: int = ENTRY_TRIGGER,
+    lease_seconds: int = LEASE_SECONDS,
+    batch_summarizer: BatchSummarizer | None = None,
 ) -> dict[str, Any]:
-    """Run (or recognise as already run) one keyed tick; returns what it did."""
+    """Run (or recognise as already run) one keyed tick; returns what it did.
+
+    Raises ``ConversationBusy`` when another owner holds the lease (the worker retries later). With a
+    ``batch_summarizer`` the compaction's summary is requested through the Message Batches API and
+    applied by ``poll_batches``.
+    """
+    owner = lease_owner(tick_key)
     with uow_factory() as uow:
         conv = uow.repo.get_conversation(conversation_id)
         if conv is None:
@@ -47,9 +68,56 @@ def sleep_tick(
         done = uow.repo.tick(conversation_id, tick_key)
         if done is not None and done["status"] == "done":
             return {**done["result"], "already_done": True}
-        if done is None:
-            uow.repo.start_tick(conversation_id, tick_key, utcnow())
-            uow.commit()
+        if not uow.repo.acquire_lease(conversation_id, owner, utcnow(), lease_seconds):
+            raise ConversationBusy(conversation_id)
+        uow.repo.start_tick(conversation_id, tick_key, utcnow())
+        uow.commit()
+    try:
+        result = _work(
+            uow_factory,
+            counter,
+            summarizer,
+            conversation_id,
+            tick_key,
+            defaults=defaults,
+            policy=policy,
+            entry_trigger=entry_trigger,
+            batch_summarizer=batch_summarizer,
+        )
+    except BaseException:
+        # Let the guard or a retry in at once rather than after the lease expires.
+        leases.release(uow_factory, conversation_id, owner)
+        raise
+    with uow_factory() as uow:
+        uow.repo.finish_tick(conversation_id, tick_key, result, utcnow())
+        uow.repo.release_lease(conversation_id, owner)
+        uow.commit()
+    log.info(
+        "sleep_tick",
+        conversation_id=conversation_id,
+        tick_key=tick_key,
+        compaction=result["compaction"]["status"],
+        memories_created=result["consolidation"].get("created", 0),
+    )
+    return result
+
+
+def _work(
+    uow_factory: Callable[[], UnitOfWork],
+    counter: TokenCounter,
+    summarizer: Summarizer,
+    conversation_id: str,
+    tick_key: str,
+    *,
+    defaults: Thresholds,
+    policy: Policy,
+    entry_trigger: int,
+    batch_summarizer: BatchSummarizer | None,
+) -> dict[str, Any]:
+    with uow_factory() as uow:
+        conv = uow.repo.get_conversation(conversation_id)
+        if conv is None:
+            raise ConversationNotFound(conversation_id)
     consolidation = consolidate_agent(uow_factory, conv.tenant_id, conv.agent_id)
     with uow_factory() as uow:
         conv = uow.repo.get_conversation(conversation_id) or conv
@@ -57,7 +125,17 @@ def sleep_tick(
     over_soft = budget.effective(conv.live_tokens) > budget.soft
     too_many = entry_trigger > 0 and conv.live_messages > entry_trigger
     compaction: dict[str, Any] = {"status": "not needed"}
-    if over_soft or too_many:
+    if (over_soft or too_many) and batch_summarizer is not None:
+        report = batches.submit(
+            uow_factory, counter, batch_summarizer, [conversation_id], defaults=defaults, policy=policy
+        )
+        direct = report.applied_directly[0] if report.applied_directly else None
+        compaction = {
+            "status": direct.status if direct else "batched" if report.batch_id else "not needed",
+            "compaction_id": direct.compaction_id if direct else None,
+            "batch_id": report.batch_id,
+        }
+    elif over_soft or too_many:
         outcome = compact(
             uow_factory,
             counter,
@@ -73,22 +151,13 @@ def sleep_tick(
             "compaction_id": outcome.compaction_id,
             "tokens_before": outcome.tokens_before,
             "tokens_after": outcome.tokens_after,
+            "summary_tokens": outcome.summary_tokens,
+            "steps": list(dict.fromkeys(s["step"] for s in outcome.steps)),
             "reason": outcome.reason,
         }
-    result = {
+    return {
         "tick_key": tick_key,
         "consolidation": consolidation,
         "compaction": compaction,
         "trigger": "soft threshold" if over_soft else "entry count" if too_many else None,
     }
-    with uow_factory() as uow:
-        uow.repo.finish_tick(conversation_id, tick_key, result, utcnow())
-        uow.commit()
-    log.info(
-        "sleep_tick",
-        conversation_id=conversation_id,
-        tick_key=tick_key,
-        compaction=compaction["status"],
-        memories_created=consolidation.get("created", 0),
-    )
-    return result

@@ -1,4 +1,4 @@
-"""Repository operations for the journal, long-term memories and sleep ticks."""
+"""Repository operations for the journal and long-term memories."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sleepcompact.store.models import Conversation, JournalEntry, MemoryItem, SleepTick
+from sleepcompact.store.models import JournalEntry, MemoryItem
 
 
 def _entry(r: JournalEntry) -> dict[str, Any]:
@@ -41,6 +40,7 @@ def _memory(r: MemoryItem) -> dict[str, Any]:
         "content": r.content,
         "confidence": r.confidence,
         "importance": r.importance,
+        "source_trust": r.source_trust,
         "source_journal_ids": list(r.source_journal_ids or []),
         "superseded_by": r.superseded_by,
         "invalidated_at": r.invalidated_at.isoformat() if r.invalidated_at else None,
@@ -94,9 +94,10 @@ class AgentMemoryOperations:
         confidence: float,
         importance: int,
         source_journal_ids: Sequence[int],
+        source_trust: float,
         now: datetime,
     ) -> int:
-        """Insert a memory; returns its id."""
+        """Insert a memory; returns its id. ``source_trust``: the highest trust among its entries."""
         row = MemoryItem(
             tenant_id=tenant_id,
             agent_id=agent_id,
@@ -104,6 +105,7 @@ class AgentMemoryOperations:
             content=content,
             confidence=confidence,
             importance=importance,
+            source_trust=source_trust,
             source_journal_ids=list(source_journal_ids),
             created_at=now,
             updated_at=now,
@@ -113,14 +115,25 @@ class AgentMemoryOperations:
         return row.id
 
     def reinforce_memory(
-        self, memory_id: int, *, confidence: float, importance: int, entry_ids: Sequence[int], now: datetime
+        self,
+        memory_id: int,
+        *,
+        confidence: float,
+        importance: int,
+        entry_ids: Sequence[int],
+        source_trust: float,
+        now: datetime,
     ) -> None:
-        """A duplicate confirmed the memory: raise its confidence and remember the new sources."""
+        """A duplicate confirmed the memory: raise its confidence and remember the new sources.
+
+        ``source_trust`` only ever raises the stored trust: a weaker source never lowers it.
+        """
         row = self.session.get(MemoryItem, memory_id)
         if row is None:
             return
         row.confidence = confidence
         row.importance = importance
+        row.source_trust = max(row.source_trust, source_trust)
         row.source_journal_ids = sorted({*(row.source_journal_ids or []), *entry_ids})
         row.updated_at = now
 
@@ -130,49 +143,4 @@ class AgentMemoryOperations:
             update(MemoryItem)
             .where(MemoryItem.id == memory_id, MemoryItem.invalidated_at.is_(None))
             .values(invalidated_at=now, superseded_by=superseded_by, updated_at=now)
-        )
-
-    # -- sleep ticks ------------------------------------------------------------------------------------
-
-    def tick(self, conversation_id: str, tick_key: str) -> dict[str, Any] | None:
-        """A sleep tick by its key, if it was ever started."""
-        row = self.session.scalar(
-            select(SleepTick).where(
-                SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key
-            )
-        )
-        if row is None:
-            return None
-        return {"id": row.id, "status": row.status, "result": dict(row.result or {})}
-
-    def start_tick(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
-        """Claim (conversation, tick_key); False when taken (the unique key makes ticks idempotent)."""
-        try:
-            with self.session.begin_nested():
-                self.session.add(
-                    SleepTick(
-                        conversation_id=conversation_id,
-                        tick_key=tick_key,
-                        status="running",
-                        result={},
-                        started_at=now,
-                        created_at=now,
-                    )
-                )
-                self.session.flush()
-        except IntegrityError:
-            return False
-        return True
-
-    def finish_tick(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
-        """Record what the tick did and that it is done; the conversation's last_sleep_at moves on."""
-        self.session.execute(
-            update(SleepTick)
-            .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
-            .values(status="done", result=result, finished_at=now)
-        )
-        self.session.execute(
-            update(Conversation)
-            .where(Conversation.id == conversation_id)
-            .values(last_sleep_at=now, sleep_requested_at=None)
         )

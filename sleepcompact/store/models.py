@@ -61,6 +61,9 @@ class Conversation(Base):
         Index("ix_conversation_due", "live_tokens", "last_sleep_at", "last_activity_at"),
         Index("ix_conversation_sleep_requested", "sleep_requested_at"),
         Index("ix_conversation_tenant_agent", "tenant_id", "agent_id"),
+        # The sweeps' keyset scans (store/ticks.py).
+        Index("ix_conversation_sleep", "last_sleep_at", "id"),
+        Index("ix_conversation_activity", "last_activity_at", "id"),
     )
 
 
@@ -176,6 +179,8 @@ class MemoryItem(Base):
     content: Mapped[str] = mapped_column(Text)
     confidence: Mapped[float] = mapped_column(Float)
     importance: Mapped[int] = mapped_column(Integer)
+    # The highest trust among the journal entries behind it; recall leaves out memories under 0.5.
+    source_trust: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
     source_journal_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
     superseded_by: Mapped[int | None] = mapped_column(BigInteger)
     invalidated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -200,7 +205,10 @@ class SleepTick(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
-    __table_args__ = (UniqueConstraint("conversation_id", "tick_key", name="uq_sleep_tick_key"),)
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "tick_key", name="uq_sleep_tick_key"),
+        Index("ix_sleep_tick_status", "status", "created_at"),
+    )
 
 
 class ModelCalibration(Base):

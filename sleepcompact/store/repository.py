@@ -15,9 +15,10 @@ from sleepcompact.store.agent_memory import AgentMemoryOperations
 from sleepcompact.store.history import HistoryOperations
 from sleepcompact.store.mapping import compaction_record, conversation_record, dump_content, message_record
 from sleepcompact.store.models import Compaction, Conversation, Message
+from sleepcompact.store.ticks import SleepOperations
 
 
-class SqlRepository(HistoryOperations, AgentMemoryOperations):
+class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
     """``Repository`` over one SQLAlchemy session."""
 
     def __init__(self, session: Session) -> None:

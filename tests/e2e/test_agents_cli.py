@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sleepcompact import Memory
 from sleepcompact.synthetic import coding_agent
 from tests.e2e.conftest import Cli
@@ -18,21 +20,36 @@ def test_journal_consolidates_into_memories_during_an_inline_sleep(cli: Cli, sql
     (entry,) = cli.ok("journal", "list", cid, "--json").json()
     assert entry["status"] == "pending" and entry["origin"] == "manual"
 
-    results = cli.ok("sleep", "--conversation", cid, "--inline", "--key", "night-1", "--json").json()
+    args = ("sleep", "--conversation", cid, "--now", "--inline", "--key", "night-1", "--json")
+    results = cli.ok(*args).json()["results"]
     assert results[cid]["consolidation"]["created"] == 1
     assert results[cid]["compaction"]["status"] == "applied"
-    again = cli.ok("sleep", "--conversation", cid, "--inline", "--key", "night-1", "--json").json()
+    again = cli.ok(*args).json()["results"]
     assert again[cid]["already_done"] is True
+    # Slept since its last activity: a sweep (without --now) finds nothing due.
+    assert cli.ok("sleep", "--inline", "--json").json()["results"] == {}
 
     (memory,) = cli.ok("memories", "list", cid, "--json").json()
     assert memory["content"].endswith("our CI runs Python 3.11") and memory["kind"] == "fact"
     assert cli.ok("memories", "search", cid, "python", "--json").json()[0]["id"] == memory["id"]
 
 
-def test_sleep_without_inline_says_what_is_missing(cli: Cli) -> None:
-    result = cli.run("sleep")
-    assert result.returncode != 0
-    assert "--inline" in result.stderr and result.stdout == ""
+def test_sleep_queues_on_the_embedded_broker_without_a_worker_running(
+    cli: Cli, sqlite_url: str, tmp_path: Path
+) -> None:
+    with Memory(database_url=sqlite_url) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5")
+    broker = cli.with_env(SLEEPCOMPACT_BROKER_URL=f"sqla+sqlite:///{tmp_path}/broker.db")
+    result = broker.ok("sleep")
+    assert "queued nightly sweep" in result.stdout and "worker" in result.stdout
+    queued = broker.ok("sleep", "--now", "--conversation", cid, "--json").json()
+    assert queued["enqueued"] == 1
+    with Memory(database_url=sqlite_url) as mem:
+        assert [t["status"] for t in mem.ticks(cid)] == ["queued"]
+    # --key names a tick, so it only goes with --now; an unknown conversation is refused.
+    assert broker.run("sleep", "--key", "k").returncode != 0
+    missing = broker.run("sleep", "--now", "--conversation", "conv_missing")
+    assert missing.returncode != 0 and "conv_missing" in missing.stderr
 
 
 def test_a_bad_journal_entry_is_refused(cli: Cli, sqlite_url: str) -> None:

@@ -244,33 +244,40 @@ def demo_cli(tmp_path: Path) -> Cli:
     return Cli(None, tmp_path, (("COLUMNS", "80"),))
 
 
-def test_demo_json_on_default_database(demo_cli: Cli, tmp_path: Path) -> None:
-    rows = demo_cli.ok("demo", "--json").json()
-    assert (tmp_path / "sleepcompact.db").is_file()
-    assert len(rows) == 3
-    assert all(CONV_ID.match(r["conversation_id"]) for r in rows)
-    assert len({r["conversation_id"] for r in rows}) == 3
-    by_label = {r["label"]: r for r in rows}
-    free = next(r for label, r in by_label.items() if label.startswith("free"))
-    model = by_label["model, 200k"]
-    assert free["usable"] == 12000
-    # Over soft, the demo compacts: the free plan ends under its target; the model window is untouched.
-    assert free["compaction_id"] and free["tokens_after"] <= 6000 < free["tokens"]
-    assert model["compaction_id"] is None and model["tokens_after"] == model["tokens"]
-    # the JSON key is "percent" (stats/context call the same figure "percent_of_usable")
-    assert free["percent"] > model["percent"]
-
-    stats = demo_cli.ok("stats", "--json").json()
-    assert stats["conversations"] == 3
+def test_demo_runs_two_nights_on_the_real_worker_and_scheduler(demo_cli: Cli, tmp_path: Path) -> None:
+    report = demo_cli.ok("demo", "--json").json()
+    # The embedded default: data and broker in SQLite files in the working directory, no server.
+    assert (tmp_path / "sleepcompact.db").is_file() and (tmp_path / "sleepcompact-broker.db").is_file()
+    rows = {r["label"]: r for r in report["conversations"]}
+    assert len(rows) == 4 and all(CONV_ID.match(r["conversation_id"]) for r in rows.values())
+    free, pro, model, assistant = (
+        rows["coder, free 16k"],
+        rows["coder, pro 32k"],
+        rows["coder, model 200k"],
+        rows["assistant, free 16k"],
+    )
+    # Night 1 compacted every coder on the worker; each ends inside its budget's target.
+    for row in (free, pro, model):
+        assert row["events"][0].startswith("night 1"), row
+        assert row["tokens_after"] <= row["usable"] // 2 < row["tokens_before"] or row is model
+    # Day 2: the scheduler's idle sweep answered the guard's request; the guard compacted over hard.
+    assert any("guard asked -> idle tick" in e for e in pro["events"]), pro["events"]
+    assert any("over hard, guard" in e for e in free["events"]), free["events"]
+    # The assistant's journal became memories, and the move superseded the old home.
+    assert assistant["memories_created"] >= 5 and assistant["memories_superseded"] == 1
+    assert (tmp_path / "sleepcompact-demo.log").is_file()
+    memories = demo_cli.ok("memories", "list", assistant["conversation_id"], "--all", "--json").json()
+    assert sum(1 for m in memories if m["invalidated_at"]) == 1
+    assert demo_cli.ok("stats", "--json").json()["conversations"] == 4
 
 
 def test_demo_table_shows_ids_and_next_commands(demo_cli: Cli) -> None:
     result = demo_cli.ok("demo")
-    assert "sleepcompact context" in result.stdout
-    assert "model, 200k" in result.stdout
+    assert "coder, model 200k" in result.stdout and "memories" in result.stdout
     assert "sleepcompact restore cmp_" in result.stdout
+    assert "sleepcompact memories list conv_" in result.stdout
     # at 80 columns (any pipe) every conversation id is still printed in full
-    assert len(set(re.findall(r"conv_[0-9a-f]{16}", result.stdout))) == 3, result.stdout
+    assert len(set(re.findall(r"conv_[0-9a-f]{16}", result.stdout))) == 4, result.stdout
 
 
 # -- hygiene ------------------------------------------------------------------------------------------

@@ -314,6 +314,24 @@ def test_errors_and_identifier_lists_never_supersede() -> None:
     assert plan.invalidate == () and contradictions(plan) == []
 
 
+@pytest.mark.parametrize(("source", "trust"), [("environmental", 0.3), ("environmental", 0.49)])
+def test_an_untrusted_source_adds_a_claim_but_never_retires_a_trusted_memory(
+    source: str, trust: float
+) -> None:
+    # A planted web page says the user moved: the trusted memory stays valid, and the claim is kept
+    # as its own memory (with its low trust, so recall leaves it out).
+    plan = consolidate(
+        [entry(1, "I moved from Berlin to Hamburg", source=source, trust=trust)],
+        [memory(7, "I live in Berlin")],
+    )
+    assert plan.invalidate == () and contradictions(plan) == []
+    assert [(n.content, n.supersedes) for n in plan.new] == [("I moved from Berlin to Hamburg", None)]
+    # The same claim from the user (or an inference, 0.6) does supersede.
+    assert consolidate(
+        [entry(1, "I moved from Berlin to Hamburg", trust=0.6)], [memory(7, "I live in Berlin")]
+    ).invalidate == (7,)
+
+
 # -- determinism and the id scheme ------------------------------------------------------------------------
 
 

@@ -1,0 +1,41 @@
+"""When a night is, and what a sweep calls the tick it enqueues (pure: standard library only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+
+@dataclass(frozen=True)
+class Night:
+    """The most recent nightly sweep time at or before some moment, and the tick key of that night."""
+
+    start: datetime  # in UTC
+    key: str
+
+
+def night_of(now: datetime, timezone: str, hour: int, minute: int) -> Night:
+    """The night whose sweep time (``hour:minute`` local) is the latest one not after ``now``.
+
+    The key names the local date of that sweep time, so every sweep of one night (the cron, a second
+    beat, a catch-up an hour later) computes the same key and the unique (conversation, key) dedupes.
+    Around a DST change the wall-clock time is resolved by ``zoneinfo``'s fold=0 rule.
+    """
+    zone = ZoneInfo(timezone)
+    local = now.astimezone(zone)
+    start = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if start > local:
+        day = (start - timedelta(days=1)).date()
+        start = datetime(day.year, day.month, day.day, hour, minute, tzinfo=zone)
+    return Night(start=start.astimezone(UTC), key=f"night-{start.date().isoformat()}")
+
+
+def idle_key(last_activity_at: datetime) -> str:
+    """One idle tick per quiet spell: new activity makes a new key, a repeated sweep the same one."""
+    return f"idle-{last_activity_at.astimezone(UTC):%Y%m%dT%H%M%S.%f}"
+
+
+def request_key(requested_at: datetime) -> str:
+    """One tick per request from the guard."""
+    return f"request-{requested_at.astimezone(UTC):%Y%m%dT%H%M%S.%f}"

@@ -1,0 +1,252 @@
+"""Repository operations for sleep ticks, conversation leases and the sweeps that find due conversations.
+
+Every selection here is keyset-paginated (``id > after ORDER BY id``) so a sweep reads a fleet in
+batches of bounded size and never holds one long transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.store.mapping import conversation_record
+from sleepcompact.store.models import Conversation, SleepTick
+
+
+def _after(column: InstrumentedAttribute[datetime | None], position: str) -> ColumnElement[bool]:
+    """Keyset condition: rows after ``position`` ("<iso time>|<id>") in (column, id) order."""
+    last_at, _, last_id = position.partition("|")
+    at = datetime.fromisoformat(last_at)
+    return or_(column > at, and_(column == at, Conversation.id > last_id))
+
+
+class SleepOperations:
+    """Mixed into ``SqlRepository``; needs ``self.session``."""
+
+    session: Session
+
+    # -- ticks --------------------------------------------------------------------------------------------
+
+    def tick(self, conversation_id: str, tick_key: str) -> dict[str, Any] | None:
+        """A sleep tick by its key, if it was ever queued or started."""
+        row = self.session.scalar(
+            select(SleepTick).where(
+                SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key
+            )
+        )
+        if row is None:
+            return None
+        return {"id": row.id, "status": row.status, "result": dict(row.result or {})}
+
+    def ticks(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Every sleep tick of a conversation, oldest first."""
+        rows = self.session.scalars(
+            select(SleepTick).where(SleepTick.conversation_id == conversation_id).order_by(SleepTick.id)
+        )
+        return [
+            {
+                "tick_key": r.tick_key,
+                "status": r.status,
+                "result": dict(r.result or {}),
+                "started_at": r.started_at.isoformat() if r.started_at else None,
+                "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+            }
+            for r in rows
+        ]
+
+    def queue_ticks(self, orders: Sequence[tuple[str, str]], now: datetime) -> list[tuple[str, str]]:
+        """Record ``(conversation_id, tick_key)`` pairs as queued; returns only the pairs that were new.
+
+        One INSERT ... ON CONFLICT DO NOTHING: a second sweep for the same night (two beats, a redelivered
+        sweep) inserts nothing, so it enqueues nothing.
+        """
+        if not orders:
+            return []
+        values = [
+            {"conversation_id": c, "tick_key": k, "status": "queued", "result": {}, "created_at": now}
+            for c, k in dict.fromkeys(orders)
+        ]
+        dialect = self.session.get_bind().dialect.name
+        insert = pg_insert if dialect == "postgresql" else sqlite_insert
+        statement = (
+            insert(SleepTick)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=["conversation_id", "tick_key"])
+            .returning(SleepTick.conversation_id, SleepTick.tick_key)
+        )
+        inserted = {(str(c), str(k)) for c, k in self.session.execute(statement)}
+        return [pair for pair in dict.fromkeys(orders) if pair in inserted]
+
+    def start_tick(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
+        """Mark the tick running (creating it when it was not queued); False when it is already done."""
+        self.queue_ticks([(conversation_id, tick_key)], now)
+        result = self.session.execute(
+            update(SleepTick)
+            .where(
+                SleepTick.conversation_id == conversation_id,
+                SleepTick.tick_key == tick_key,
+                SleepTick.status != "done",
+            )
+            .values(status="running", started_at=now)
+        )
+        return bool(getattr(result, "rowcount", 0))
+
+    def finish_tick(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
+        """Record what the tick did and that it is done; the conversation's last_sleep_at moves on."""
+        self.session.execute(
+            update(SleepTick)
+            .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
+            .values(status="done", result=result, finished_at=now)
+        )
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(last_sleep_at=now, sleep_requested_at=None)
+        )
+
+    def stale_ticks(self, older_than: datetime, limit: int) -> list[tuple[str, str]]:
+        """Ticks queued or running since before ``older_than``: their message was lost, so enqueue again."""
+        rows = self.session.execute(
+            select(SleepTick.conversation_id, SleepTick.tick_key)
+            .where(SleepTick.status.in_(["queued", "running"]), SleepTick.created_at < older_than)
+            .order_by(SleepTick.created_at)
+            .limit(limit)
+        )
+        return [(str(c), str(k)) for c, k in rows]
+
+    def requeue_ticks(self, orders: Sequence[tuple[str, str]], now: datetime) -> None:
+        """Restart the stale clock of ticks being enqueued again, so the next sweep leaves them be."""
+        for conversation_id, tick_key in orders:
+            self.session.execute(
+                update(SleepTick)
+                .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
+                .values(created_at=now)
+            )
+
+    # -- leases -------------------------------------------------------------------------------------------
+
+    def acquire_lease(self, conversation_id: str, owner: str, now: datetime, seconds: int) -> bool:
+        """Take (or extend) the conversation's lease with one conditional UPDATE; False if someone holds it.
+
+        The lease only saves a second, paid LLM call; the compaction epoch is what keeps data correct.
+        """
+        result = self.session.execute(
+            update(Conversation)
+            .where(
+                Conversation.id == conversation_id,
+                or_(
+                    Conversation.lease_owner.is_(None),
+                    Conversation.lease_owner == owner,
+                    Conversation.lease_expires_at < now,
+                ),
+            )
+            .values(lease_owner=owner, lease_expires_at=now + timedelta(seconds=seconds))
+        )
+        return bool(getattr(result, "rowcount", 0))
+
+    def release_lease(self, conversation_id: str, owner: str) -> None:
+        """Give the lease back, if we still hold it."""
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id, Conversation.lease_owner == owner)
+            .values(lease_owner=None, lease_expires_at=None)
+        )
+
+    def touch(self, conversation_id: str, now: datetime) -> None:
+        """Record agent activity that added no message (a journal entry): the nightly sweep is then due."""
+        self.session.execute(
+            update(Conversation).where(Conversation.id == conversation_id).values(last_activity_at=now)
+        )
+
+    def request_sleep(self, conversation_id: str, now: datetime) -> None:
+        """The guard saw the conversation over soft: ask the idle sweep for a tick (first request wins)."""
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id, Conversation.sleep_requested_at.is_(None))
+            .values(sleep_requested_at=now)
+        )
+
+    # -- sweeps -------------------------------------------------------------------------------------------
+
+    def due_nightly(self, night_start: datetime, cursor: str, limit: int) -> tuple[list[str], str | None]:
+        """One batch of conversations due tonight, and the cursor of the next batch (None when done).
+
+        Due: active since its last sleep, which was before this night's sweep time; or never slept and
+        created before it. A night missed (beat or worker down) leaves ``last_sleep_at`` old, so the
+        next sweep selects the conversation again: nights are caught up, never skipped. Two keyset
+        scans over ``ix_conversation_sleep`` (last_sleep_at, id): the never-slept first, then the rest.
+        """
+        phase, _, position = cursor.partition(":")
+        if phase in ("", "never"):
+            never = self.session.execute(
+                select(Conversation.id)
+                .where(
+                    Conversation.last_sleep_at.is_(None),
+                    Conversation.id > position,
+                    Conversation.created_at < night_start,
+                )
+                .order_by(Conversation.id)
+                .limit(limit)
+            ).all()
+            ids = [str(r.id) for r in never]
+            return ids, (f"never:{ids[-1]}" if len(never) == limit else "slept:")
+        query = select(Conversation.id, Conversation.last_sleep_at, Conversation.last_activity_at).where(
+            Conversation.last_sleep_at < night_start
+        )
+        if position:
+            query = query.where(_after(Conversation.last_sleep_at, position))
+        rows = self.session.execute(
+            query.order_by(Conversation.last_sleep_at, Conversation.id).limit(limit)
+        ).all()
+        ids = [str(r.id) for r in rows if r.last_activity_at > r.last_sleep_at]
+        if len(rows) < limit:
+            return ids, None
+        return ids, f"slept:{rows[-1].last_sleep_at.isoformat()}|{rows[-1].id}"
+
+    def due_idle(
+        self, idle_before: datetime, active_after: datetime, cursor: str, limit: int
+    ) -> tuple[list[ConversationRecord], str | None]:
+        """One batch of conversations that asked for sleep or went quiet, and the next cursor.
+
+        Quiet: last active between ``active_after`` and ``idle_before`` with work since its last sleep
+        (a keyset scan over ``ix_conversation_activity``). Whether it is over its own soft threshold
+        depends on its budget, so the caller decides. Older quiet spells are the nightly sweep's.
+        """
+        phase, _, position = cursor.partition(":")
+        if phase in ("", "requested"):
+            rows = list(
+                self.session.scalars(
+                    select(Conversation)
+                    .where(Conversation.sleep_requested_at.is_not(None), Conversation.id > position)
+                    .order_by(Conversation.id)
+                    .limit(limit)
+                )
+            )
+            nxt = f"requested:{rows[-1].id}" if len(rows) == limit else "quiet:"
+            return [conversation_record(r) for r in rows], nxt
+        query = select(Conversation).where(
+            Conversation.last_activity_at < idle_before,
+            Conversation.last_activity_at >= active_after,
+            Conversation.sleep_requested_at.is_(None),
+        )
+        if position:
+            query = query.where(_after(Conversation.last_activity_at, position))
+        rows = list(
+            self.session.scalars(query.order_by(Conversation.last_activity_at, Conversation.id).limit(limit))
+        )
+        convs = [
+            conversation_record(r)
+            for r in rows
+            if r.live_messages > 0 and (r.last_sleep_at is None or r.last_sleep_at < r.last_activity_at)
+        ]
+        if len(rows) < limit:
+            return convs, None
+        return convs, f"quiet:{rows[-1].last_activity_at.isoformat()}|{rows[-1].id}"

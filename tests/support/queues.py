@@ -1,0 +1,18 @@
+"""A ``TaskQueue`` that records what a sweep enqueued instead of sending it (sweep logic tests only).
+
+Tests of the real pipeline use the Celery broker and a worker process; this one isolates the
+selection rules so each can be checked against a database directly.
+"""
+
+from __future__ import annotations
+
+
+class RecordingQueue:
+    """Keeps every (conversation_id, tick_key) enqueued, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def enqueue_tick(self, conversation_id: str, tick_key: str) -> None:
+        """Record one tick."""
+        self.sent.append((conversation_id, tick_key))
