@@ -6,6 +6,7 @@ COPY pyproject.toml README.md ./
 COPY sleepcompact ./sleepcompact
 COPY worker ./worker
 COPY scheduler ./scheduler
-RUN pip install --no-cache-dir . && useradd --system --uid 10001 sleepcompact
+RUN pip install --no-cache-dir . && useradd --system --uid 10001 sleepcompact \
+    && mkdir /data && chown sleepcompact /data
 USER sleepcompact
 ENTRYPOINT ["sleepcompact"]

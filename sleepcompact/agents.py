@@ -17,7 +17,7 @@ from sleepcompact.services import sleep as sleep_service
 from sleepcompact.services import sweeps
 from sleepcompact.services.batches import BatchSummarizer
 from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.ports import Summarizer, TaskQueue, TokenCounter
+from sleepcompact.services.ports import Rescorer, Summarizer, TaskQueue, TokenCounter
 from sleepcompact.store.uow import SqlUnitOfWork
 
 
@@ -93,6 +93,7 @@ class AgentMemory:
             policy=self.policy,
             entry_trigger=self.settings.entry_trigger,
             lease_seconds=self.settings.lease_seconds,
+            rescorer=self._rescorer(),
         )
 
     def journal(self, conversation_id: str) -> list[dict[str, Any]]:
@@ -173,7 +174,15 @@ class AgentMemory:
             entry_trigger=self.settings.entry_trigger,
             lease_seconds=self.settings.lease_seconds,
             batch_summarizer=self._batch_summarizer() if self.settings.nightly_batches else None,
+            rescorer=self._rescorer(),
         )
+
+    def _rescorer(self) -> Rescorer | None:
+        """The summarizer as a rescorer when LLM rescoring is on and it can (the offline one cannot)."""
+        summarizer = self.summarizer
+        if self.settings.llm_rescoring and hasattr(summarizer, "rescore"):
+            return summarizer  # type: ignore[return-value]
+        return None
 
 
 class InlineQueue:

@@ -58,6 +58,7 @@ class Settings:
     nightly_batches: bool = False
     batch_poll_seconds: int = 300
     beat_schedule_file: str = "./sleepcompact-beat"
+    llm_rescoring: bool = False
 
     def __post_init__(self) -> None:
         # Settings built directly (tests, the demo) get the same checks as those read from the environment.
@@ -128,6 +129,7 @@ class Settings:
             nightly_batches=_bool(env, "SLEEPCOMPACT_NIGHTLY_BATCHES"),
             batch_poll_seconds=_int(env, "SLEEPCOMPACT_BATCH_POLL_SECONDS", 300),
             beat_schedule_file=env.get("SLEEPCOMPACT_BEAT_SCHEDULE", "./sleepcompact-beat"),
+            llm_rescoring=_bool(env, "SLEEPCOMPACT_LLM_RESCORING"),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -12,15 +12,22 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
-from sleepcompact.domain.errors import InvalidSummary, LLMError, PermanentLLMError, TransientLLMError
+from sleepcompact.domain.errors import (
+    InvalidScores,
+    InvalidSummary,
+    LLMError,
+    PermanentLLMError,
+    TransientLLMError,
+)
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
+from sleepcompact.domain.rescoring import build_rescoring_prompt, parse_scores
 from sleepcompact.services.ports import SummaryResult
 
 log = structlog.get_logger(__name__)
@@ -41,6 +48,11 @@ BATCH_DISCOUNT = 0.5
 SPEND_LIMIT_MARKERS = ("spend limit", "credit balance", "billing", "usage limit", "quota")
 # Claude's tokenizer counts about 15% more than cl100k for the same text: ask for that much room.
 CLAUDE_TOKEN_RATIO = 1.15
+# Output room for a rescoring reply: "[10, " is at most 4 tokens a score, plus slack for a code fence.
+RESCORE_TOKENS_PER_ENTRY = 4
+RESCORE_TOKENS_EXTRA = 32
+
+T = TypeVar("T")
 
 
 def price_for(model: str) -> tuple[float, float]:
@@ -157,12 +169,53 @@ class AnthropicSummarizer:
     ) -> SummaryResult:
         """One summary, retrying transient errors within the policy and the optional monotonic deadline."""
         params = self.request_params(request, prompt)
+        return self._with_retries(
+            lambda: self.parse(self._client.messages.create(**params), params, batch=False), deadline
+        )
+
+    def rescore(self, texts: Sequence[str]) -> list[int]:
+        """Long-term importance 1..10 of each journal entry, in order, from one Messages call.
+
+        Every entry is redacted before it is put into the prompt (one ``Redactor``, so a secret repeated
+        across entries gets one placeholder); retries and error mapping are the summaries' own. Raises
+        ``InvalidScores`` for a reply that is not one integer per entry (it is not retried: the same
+        prompt would most likely get the same answer).
+        """
+        redactor = Redactor(self._redaction)
+        prompt = build_rescoring_prompt([redactor.redact(t) for t in texts])
+        if redactor.found:
+            log.info("redacted", kinds=redactor.found)  # counts per kind only, never values
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": RESCORE_TOKENS_PER_ENTRY * len(texts) + RESCORE_TOKENS_EXTRA,
+            "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
+        response: Any = self._with_retries(lambda: self._client.messages.create(**params), None)
+        usage = response.usage
+        log.info(
+            "rescoring_call",
+            entries=len(texts),
+            input_tokens=int(usage.input_tokens),
+            output_tokens=int(usage.output_tokens),
+            cost_usd=cost_usd(self.model, int(usage.input_tokens), int(usage.output_tokens)),
+        )
+        stop = getattr(response, "stop_reason", None)
+        if stop in ("max_tokens", "refusal"):
+            raise InvalidScores(f"the rescoring reply stopped early ({stop})")
+        text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text")
+        return parse_scores(text, len(texts))
+
+    def _with_retries(self, call: Callable[[], T], deadline: float | None) -> T:
+        """``call()``, retrying transient errors within the policy and the optional monotonic deadline.
+
+        Invalid replies pass through unchanged; every other exception is mapped by ``classify``.
+        """
         attempt = 0
         while True:
             try:
-                response = self._client.messages.create(**params)
-                return self.parse(response, params, batch=False)
-            except InvalidSummary:
+                return call()
+            except (InvalidSummary, InvalidScores):
                 raise
             except Exception as exc:
                 error = classify(exc)

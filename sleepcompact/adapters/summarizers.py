@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import structlog
 
 from sleepcompact.config import Settings
-from sleepcompact.domain.errors import InvalidSetting
+from sleepcompact.domain.errors import InvalidSetting, LLMError, PermanentLLMError
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
+from sleepcompact.domain.rescoring import build_rescoring_prompt, parse_scores
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.ports import Summarizer, SummaryResult
 
@@ -45,6 +46,22 @@ class CallableSummarizer:
         return SummaryResult(
             text=self._fn(f"{prompt.system}\n\n{prompt.user}"), provider=self.provider, model=self.model
         )
+
+    def rescore(self, texts: Sequence[str]) -> list[int]:
+        """Call the function with the rescoring prompt and read one score 1..10 per text from its reply.
+
+        The function's own ``LLMError`` subclasses pass through (a ``TransientLLMError`` gets the tick
+        retried); any other exception counts as permanent, so a broken function keeps the heuristic
+        scores instead of failing every tick. Its message is not kept: it may quote the prompt.
+        """
+        prompt = build_rescoring_prompt(texts)
+        try:
+            reply = self._fn(f"{prompt.system}\n\n{prompt.user}")
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise PermanentLLMError(f"the custom rescoring function raised {type(exc).__name__}") from exc
+        return parse_scores(reply, len(texts))
 
 
 def make_summarizer(settings: Settings, count: Callable[[str], int]) -> Summarizer:

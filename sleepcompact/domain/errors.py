@@ -124,3 +124,8 @@ class ConversationBusy(SleepcompactError):
         super().__init__(f"conversation {conversation_id} is being compacted by another worker; retry later")
         self.conversation_id = conversation_id
         self.owner = owner
+
+
+class InvalidScores(SleepcompactError):
+    """An importance-rescoring reply that is not a JSON array of one integer per journal entry."""
+

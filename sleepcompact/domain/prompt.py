@@ -103,10 +103,12 @@ def _name_class(name: str) -> str:
     )
 
 
-_DELIMITER = re.compile(
-    "[<＜﹤〈⟨‹]\\s*([/／]?)\\s*(" + "|".join(map(_name_class, ("transcript", "previous_summary"))) + ")",
-    re.I,
-)
+def delimiter_pattern(*names: str) -> re.Pattern[str]:
+    """Any opening or closing look-alike of these tags, with the angle brackets a model reads as "<"."""
+    return re.compile("[<＜﹤〈⟨‹]\\s*([/／]?)\\s*(" + "|".join(map(_name_class, names)) + ")", re.I)
+
+
+_DELIMITER = delimiter_pattern("transcript", "previous_summary")
 _FAKE_HEADER = re.compile(r"^(\s*)\[(?=\s*seq\s*\d)", re.M)
 
 

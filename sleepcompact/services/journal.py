@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sleepcompact.domain.errors import ConversationNotFound, EmptyContent, InvalidSetting
+import structlog
+
+from sleepcompact.domain.errors import (
+    ConversationNotFound,
+    EmptyContent,
+    InvalidScores,
+    InvalidSetting,
+    PermanentLLMError,
+)
 from sleepcompact.domain.journal import ORIGINS, SOURCE_TRUST, TAG_BONUS, NewJournalEntry
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.ports import UnitOfWork
+from sleepcompact.services.ports import Rescorer, UnitOfWork
+
+log = structlog.get_logger(__name__)
 
 MAX_ENTRY_CHARS = 10_000
+
+RESCORE_BATCH = 50
+"""Entries judged by one LLM call."""
+
+RESCORE_MAX_ENTRIES = 500
+"""Most entries one tick rescores (the oldest first): a tick must end well within the task time limit.
+The rest keep their heuristic score and are consolidated with it."""
 
 
 def add_entry(
@@ -61,3 +78,62 @@ def list_entries(
         if conv is None:
             raise ConversationNotFound(conversation_id)
         return uow.repo.journal_entries(conv.tenant_id, conv.agent_id, statuses)
+
+
+def rescore_pending(
+    uow_factory: Callable[[], UnitOfWork],
+    rescorer: Rescorer,
+    tenant_id: str,
+    agent_id: str,
+    *,
+    batch_size: int = RESCORE_BATCH,
+    max_entries: int = RESCORE_MAX_ENTRIES,
+) -> dict[str, Any]:
+    """Replace the heuristic importance of the agent's pending entries by the rescorer's; returns counts.
+
+    The LLM is called outside any transaction (it takes seconds); each batch's scores are then written
+    in one short transaction, only to entries that are still pending with a heuristic score, so a tick
+    racing this one never has a score applied twice or applied to an entry it already consolidated.
+    Only ``importance``, ``importance_method`` and ``status`` change. When the reply is unusable or the
+    call fails for good, the remaining entries keep their heuristic scores (``status`` says so) and the
+    tick goes on; a ``TransientLLMError`` propagates so the task is retried, and the batches already
+    written are not sent again.
+    """
+    if batch_size < 1:
+        raise InvalidSetting(f"batch_size must be at least 1, got {batch_size}")
+    with uow_factory() as uow:
+        entries = uow.repo.journal_entries(tenant_id, agent_id, ("pending",))
+    todo = [e for e in entries if e["importance_method"] == "heuristic"][:max_entries]
+    report: dict[str, Any] = {
+        "status": "rescored" if todo else "nothing pending",
+        "entries": len(todo),
+        "rescored": 0,
+        "changed": 0,
+    }
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        try:
+            scores = rescorer.rescore([e["content"] for e in batch])
+            if len(scores) != len(batch):  # a Rescorer without the domain parser's length check
+                raise InvalidScores(f"expected {len(batch)} scores, got {len(scores)}")
+        except (InvalidScores, PermanentLLMError) as exc:
+            # The reason names the error kind and, for API errors, the status; never the entries' text.
+            log.warning(
+                "rescoring_failed",
+                tenant_id=tenant_id,
+                agent_id=agent_id,
+                entries=len(batch),
+                error=type(exc).__name__,
+                reason=str(exc)[:200],
+            )
+            return {**report, "status": "heuristic kept", "error": type(exc).__name__}
+        new = {e["id"]: max(1, min(10, int(s))) for e, s in zip(batch, scores, strict=True)}
+        with uow_factory() as uow:
+            applied = uow.repo.rescore_entries(list(new.items()))
+            uow.commit()
+        before = {e["id"]: e["importance"] for e in batch}
+        report["rescored"] += len(applied)
+        report["changed"] += sum(1 for i in applied if new[i] != before[i])
+    if todo:
+        log.info("rescored", tenant_id=tenant_id, agent_id=agent_id, **report)
+    return report

@@ -55,6 +55,18 @@ class Summarizer(Protocol):
         ...
 
 
+class Rescorer(Protocol):
+    """Judges journal entries' long-term importance with an LLM (the summarizers that can)."""
+
+    def rescore(self, texts: Sequence[str]) -> list[int]:
+        """One score 1..10 per text, in order.
+
+        Raises ``TransientLLMError`` or ``PermanentLLMError`` when the call fails and ``InvalidScores``
+        when the reply is not one integer per text.
+        """
+        ...
+
+
 class Repository(Protocol):
     """Storage operations of one transaction."""
 
@@ -179,6 +191,13 @@ class Repository(Protocol):
 
     def set_entries(self, entry_ids: Sequence[int], *, status: str, memory_id: int | None = None) -> None:
         """Move journal entries to a status."""
+        ...
+
+    def rescore_entries(self, scores: Sequence[tuple[int, int]]) -> list[int]:
+        """Apply LLM scores ``(entry id, importance)`` to entries still pending with a heuristic score.
+
+        Each becomes ``scored`` with method ``llm``; returns the ids that changed (the others moved on).
+        """
         ...
 
     def memories(

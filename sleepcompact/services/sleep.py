@@ -1,4 +1,4 @@
-"""A sleep tick for one conversation: consolidate the journal into memory, then compact if needed.
+"""A sleep tick for one conversation: rescore and consolidate the journal into memory, then compact.
 
 Facts are safe in memory before anything is folded into a summary (DESIGN section 5). A tick is keyed
 (the night's date, an idle spell, a request): the unique (conversation_id, tick_key) row makes running
@@ -24,8 +24,9 @@ from sleepcompact.services.batches import BatchSummarizer
 from sleepcompact.services.compaction import compact
 from sleepcompact.services.context import budget_for
 from sleepcompact.services.conversations import utcnow
+from sleepcompact.services.journal import rescore_pending
 from sleepcompact.services.memories import consolidate_agent
-from sleepcompact.services.ports import Summarizer, TokenCounter, UnitOfWork
+from sleepcompact.services.ports import Rescorer, Summarizer, TokenCounter, UnitOfWork
 
 log = structlog.get_logger(__name__)
 
@@ -53,12 +54,14 @@ def sleep_tick(
     entry_trigger: int = ENTRY_TRIGGER,
     lease_seconds: int = LEASE_SECONDS,
     batch_summarizer: BatchSummarizer | None = None,
+    rescorer: Rescorer | None = None,
 ) -> dict[str, Any]:
     """Run (or recognise as already run) one keyed tick; returns what it did.
 
     Raises ``ConversationBusy`` when another owner holds the lease (the worker retries later). With a
     ``batch_summarizer`` the compaction's summary is requested through the Message Batches API and
-    applied by ``poll_batches``.
+    applied by ``poll_batches``. With a ``rescorer`` the agent's pending journal entries are scored by
+    the LLM before consolidation (``TransientLLMError`` propagates, so the task is retried).
     """
     owner = lease_owner(tick_key)
     with uow_factory() as uow:
@@ -83,6 +86,7 @@ def sleep_tick(
             policy=policy,
             entry_trigger=entry_trigger,
             batch_summarizer=batch_summarizer,
+            rescorer=rescorer,
         )
     except BaseException:
         # Let the guard or a retry in at once rather than after the lease expires.
@@ -113,11 +117,18 @@ def _work(
     policy: Policy,
     entry_trigger: int,
     batch_summarizer: BatchSummarizer | None,
+    rescorer: Rescorer | None = None,
 ) -> dict[str, Any]:
     with uow_factory() as uow:
         conv = uow.repo.get_conversation(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
+    # Scores first: consolidation decides by importance what becomes a memory.
+    rescoring = (
+        rescore_pending(uow_factory, rescorer, conv.tenant_id, conv.agent_id)
+        if rescorer is not None
+        else None
+    )
     consolidation = consolidate_agent(uow_factory, conv.tenant_id, conv.agent_id)
     with uow_factory() as uow:
         conv = uow.repo.get_conversation(conversation_id) or conv
@@ -157,6 +168,7 @@ def _work(
         }
     return {
         "tick_key": tick_key,
+        **({"rescoring": rescoring} if rescoring is not None else {}),
         "consolidation": consolidation,
         "compaction": compaction,
         "trigger": "soft threshold" if over_soft else "entry count" if too_many else None,

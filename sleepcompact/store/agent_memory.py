@@ -75,6 +75,28 @@ class AgentMemoryOperations:
                 update(JournalEntry).where(JournalEntry.id.in_(list(entry_ids))).values(**values)
             )
 
+    def rescore_entries(self, scores: Sequence[tuple[int, int]]) -> list[int]:
+        """Apply LLM scores ``(entry id, importance)`` to entries still pending with a heuristic score.
+
+        Each UPDATE is conditional on the entry still being pending and heuristic, so a score computed
+        before another tick consolidated (or rescored) the entry is dropped instead of overwriting it.
+        Returns the ids that changed.
+        """
+        changed: list[int] = []
+        for entry_id, importance in scores:
+            result = self.session.execute(
+                update(JournalEntry)
+                .where(
+                    JournalEntry.id == entry_id,
+                    JournalEntry.status == "pending",
+                    JournalEntry.importance_method == "heuristic",
+                )
+                .values(importance=importance, importance_method="llm", status="scored")
+            )
+            if getattr(result, "rowcount", 0):
+                changed.append(entry_id)
+        return changed
+
     def memories(
         self, tenant_id: str, agent_id: str, *, include_invalid: bool = False
     ) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -104,6 +105,10 @@ def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipe
         # A second beat (or a redelivered sweep) the same night enqueues nothing.
         assert mem.sweep_nightly(now=night1 + timedelta(minutes=5))["enqueued"] == 0
         wait_for(lambda: _ticks_done(mem, [code_id, pa_id]), timeout=TIMEOUT, what="night 1", log=worker.log)
+        if pipeline.settings.broker_url.startswith("redis"):
+            # The container healthcheck: the running worker answers a control ping over the broker.
+            ping = subprocess.run([sys.executable, "-m", "worker", "ping"], env=pipeline.env, timeout=60)
+            assert ping.returncode == 0
         # The next day the user moves, an untrusted source says something odd, and the coder adds a turn.
         mem.add_journal_entry(pa_id, new, tags=["fact"])
         rumour = "the weather feed says the user lives on Mars"
