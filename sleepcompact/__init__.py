@@ -15,6 +15,7 @@ from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Budget, Thresholds
 from sleepcompact.domain.errors import (
     ContentTooLarge,
+    ContextOverflow,
     ConversationBusy,
     ConversationNotFound,
     DuplicateToolCall,
@@ -30,13 +31,17 @@ from sleepcompact.domain.errors import (
     UnknownKind,
     UnknownRole,
 )
+from sleepcompact.domain.guard import Check
 from sleepcompact.services.context import ContextView
 from sleepcompact.services.conversations import Appended
+from sleepcompact.services.guard import PreparedContext
 
 __all__ = [
     "Appended",
     "Budget",
+    "Check",
     "ContentTooLarge",
+    "ContextOverflow",
     "ContextView",
     "ConversationBusy",
     "ConversationNotFound",
@@ -51,6 +56,7 @@ __all__ = [
     "MalformedContent",
     "Memory",
     "OrphanToolResult",
+    "PreparedContext",
     "Settings",
     "SleepcompactError",
     "Thresholds",

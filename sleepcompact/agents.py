@@ -84,16 +84,7 @@ class AgentMemory:
         """
         key = tick_key or f"manual-{utcnow():%Y%m%dT%H%M%S%f}"
         return sleep_service.sleep_tick(
-            self.uow,
-            self.counter,
-            self.summarizer,
-            conversation_id,
-            key,
-            defaults=self.thresholds,
-            policy=self.policy,
-            entry_trigger=self.settings.entry_trigger,
-            lease_seconds=self.settings.lease_seconds,
-            rescorer=self._rescorer(),
+            self.uow, self.counter, self.summarizer, conversation_id, key, self._tick_options(batch=False)
         )
 
     def journal(self, conversation_id: str) -> list[dict[str, Any]]:
@@ -161,20 +152,21 @@ class AgentMemory:
         """The conversation's sleep ticks (key, status, what each did), oldest first."""
         return sweeps.list_ticks(self.read_uow(), conversation_id)
 
-    def run_tick(self, conversation_id: str, tick_key: str) -> dict[str, Any]:
-        """What the worker's ``sleepcompact.sleep_tick`` does (via batches when nightly batches are on)."""
-        return sleep_service.sleep_tick(
-            self.uow,
-            self.counter,
-            self.summarizer,
-            conversation_id,
-            tick_key,
+    def _tick_options(self, *, batch: bool) -> sleep_service.TickOptions:
+        return sleep_service.TickOptions(
             defaults=self.thresholds,
             policy=self.policy,
             entry_trigger=self.settings.entry_trigger,
             lease_seconds=self.settings.lease_seconds,
-            batch_summarizer=self._batch_summarizer() if self.settings.nightly_batches else None,
+            batch_summarizer=self._batch_summarizer() if batch and self.settings.nightly_batches else None,
             rescorer=self._rescorer(),
+            auto_compact=self.settings.auto_compact,
+        )
+
+    def run_tick(self, conversation_id: str, tick_key: str) -> dict[str, Any]:
+        """What the worker's ``sleepcompact.sleep_tick`` does (via batches when nightly batches are on)."""
+        return sleep_service.sleep_tick(
+            self.uow, self.counter, self.summarizer, conversation_id, tick_key, self._tick_options(batch=True)
         )
 
     def _rescorer(self) -> Rescorer | None:
@@ -192,6 +184,6 @@ class InlineQueue:
         self._run = run
         self.results: dict[str, dict[str, Any]] = {}
 
-    def enqueue_tick(self, conversation_id: str, tick_key: str) -> None:
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
         """Run the tick now and keep its result."""
         self.results[conversation_id] = self._run(conversation_id, tick_key)

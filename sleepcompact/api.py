@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,11 @@ from sleepcompact.agents import AgentMemory
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import ImportFormatError, InvalidSetting, SleepcompactError
-from sleepcompact.domain.formats import parse_import
+from sleepcompact.domain.guard import Check
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
 from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.services import batches, compaction, conversations, transfer
+from sleepcompact.services import batches, compaction, conversations, guard, transfer
 from sleepcompact.services import context as context_service
 from sleepcompact.services import history as history_service
 from sleepcompact.services.batches import BatchReport, BatchSummarizer
@@ -28,7 +29,8 @@ from sleepcompact.services.compaction import Trigger
 from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.context import ContextView, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec
-from sleepcompact.services.ports import Summarizer, TokenCounter
+from sleepcompact.services.guard import PreparedContext
+from sleepcompact.services.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.store import migrate
 from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
 from sleepcompact.store.uow import SqlUnitOfWork
@@ -57,6 +59,7 @@ class Memory(AgentMemory):
         summarizer: Summarizer | Callable[[str], str] | None = None,
         policy: Policy | None = None,
         auto_migrate: bool | None = None,
+        queue: TaskQueue | None = None,
     ) -> None:
         settings = settings or Settings()
         if database_url is not None:
@@ -69,6 +72,8 @@ class Memory(AgentMemory):
         if summarizer is not None and not hasattr(summarizer, "summarize"):
             summarizer = CallableSummarizer(summarizer)
         self._summarizer: Summarizer | None = summarizer  # type: ignore[assignment]
+        self._task_queue = queue  # where the guard sends its ticks (default: the Celery broker)
+        self._factors: tuple[float, dict[str, float]] | None = None
         self.engine: Engine = make_engine(settings.database_url)
         self._sessions = make_session_factory(self.engine)
         self._read_sessions = make_session_factory(self.engine, readonly=True)
@@ -194,6 +199,68 @@ class Memory(AgentMemory):
         """Archive the whole live context (nothing is deleted); returns the id of the clear record."""
         return conversations.clear(self.uow(), conversation_id)
 
+    # -- the guard --------------------------------------------------------------------------------------
+
+    def factors(self) -> dict[str, float]:
+        """The calibrated tokenizer factors, cached in-process (``calibration_cache_s``): the guard's
+        decision stays one indexed read."""
+        now = time.monotonic()
+        if self._factors is None or now - self._factors[0] > self.settings.calibration_cache_s:
+            with self.read_uow() as uow:
+                self._factors = (now, uow.repo.calibrations())
+        return self._factors[1]
+
+    def check(self, conversation_id: str) -> Check:
+        """The guard's decision alone (tokens, thresholds, what it would do): one indexed read."""
+        return guard.check(
+            self.read_uow(),
+            conversation_id,
+            defaults=self.thresholds,
+            factors=self.factors(),
+            auto_compact=self.settings.auto_compact,
+        )
+
+    def prepare_context(
+        self,
+        conversation_id: str,
+        *,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        fmt: RenderFormat = "anthropic",
+    ) -> PreparedContext:
+        """The guard, before every LLM call: a context that fits, and what it took (``ctx.action``).
+
+        Below soft: a read and the rendering. Between soft and hard: a debounced sleep request and a tick
+        on the ``emergency`` queue, without waiting. Above hard: emergency compaction now (lease, LLM-free
+        steps first, the summary under ``guard_deadline_s``, else the offline one). Raises
+        ``ContextOverflow`` only when the system prompt, tools and current turn alone do not fit (or
+        auto-compaction is off and the context does not fit).
+        """
+        s = self.settings
+        cfg = guard.GuardConfig(
+            defaults=self.thresholds,
+            auto_compact=s.auto_compact,
+            deadline_s=s.guard_deadline_s,
+            lease_wait_s=s.guard_lease_wait_s,
+            lease_seconds=s.lease_seconds,
+            request_interval_s=s.sleep_request_interval_s,
+            memory_budget=s.memory_budget_tokens,
+        )
+        queue = self._task_queue if self._task_queue is not None else self.queue
+        return guard.prepare_context(
+            self.uow,
+            self.counter,
+            self.summarizer,
+            queue,
+            conversation_id,
+            cfg,
+            factors=self.factors(),
+            policy=self.policy,
+            system=system,
+            tools=tools,
+            fmt=fmt,
+        )
+
     # -- compaction -------------------------------------------------------------------------------------
 
     @property
@@ -312,32 +379,22 @@ class Memory(AgentMemory):
             raw = data
         else:
             raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
-        parsed = parse_import(raw, source=source, all_records=all_records, record=record)
-        given = {
-            "model": model,
-            "context_window": context_window,
-            "plan": plan,
-            "tenant_id": tenant_id,
-            "agent_id": agent_id,
-        }
-        spec = ConversationSpec(
-            model=model or "",
-            tenant_id=tenant_id or "default",
-            agent_id=agent_id or "default",
-            plan=plan,
-            context_window=context_window,
-            conversation_id=conversation_id,
-        )
-        return transfer.import_conversations(
+        return transfer.import_bytes(
             self.uow,
             self.counter,
-            parsed,
-            spec,
-            default_model=self.settings.default_model,
-            fmt=fmt,
-            max_bytes=self.settings.max_message_bytes,
+            raw,
             source=source,
-            explicit=frozenset(k for k, v in given.items() if v is not None),
+            default_model=self.settings.default_model,
+            max_bytes=self.settings.max_message_bytes,
+            fmt=fmt,
+            all_records=all_records,
+            record=record,
+            conversation_id=conversation_id,
+            model=model,
+            context_window=context_window,
+            plan=plan,
+            tenant_id=tenant_id,
+            agent_id=agent_id,
         )
 
     def close(self) -> None:

@@ -59,6 +59,11 @@ class Settings:
     batch_poll_seconds: int = 300
     beat_schedule_file: str = "./sleepcompact-beat"
     llm_rescoring: bool = False
+    auto_compact: bool = True
+    guard_deadline_s: float = 20.0
+    guard_lease_wait_s: float = 10.0
+    sleep_request_interval_s: int = 300
+    calibration_cache_s: float = 60.0
 
     def __post_init__(self) -> None:
         # Settings built directly (tests, the demo) get the same checks as those read from the environment.
@@ -130,6 +135,11 @@ class Settings:
             batch_poll_seconds=_int(env, "SLEEPCOMPACT_BATCH_POLL_SECONDS", 300),
             beat_schedule_file=env.get("SLEEPCOMPACT_BEAT_SCHEDULE", "./sleepcompact-beat"),
             llm_rescoring=_bool(env, "SLEEPCOMPACT_LLM_RESCORING"),
+            auto_compact=_bool(env, "SLEEPCOMPACT_AUTO_COMPACT", default=True),
+            guard_deadline_s=_float(env, "SLEEPCOMPACT_GUARD_DEADLINE", 20.0),
+            guard_lease_wait_s=_float(env, "SLEEPCOMPACT_GUARD_LEASE_WAIT", 10.0),
+            sleep_request_interval_s=_int(env, "SLEEPCOMPACT_SLEEP_REQUEST_INTERVAL", 300, minimum=0),
+            calibration_cache_s=_float(env, "SLEEPCOMPACT_CALIBRATION_CACHE", 60.0),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -176,9 +186,11 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -
     return value
 
 
-def _bool(env: Mapping[str, str], name: str) -> bool:
+def _bool(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:
     raw = env.get(name, "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
+    if raw == "":
+        return default
+    if raw in ("0", "false", "no", "off"):
         return False
     if raw in ("1", "true", "yes", "on"):
         return True

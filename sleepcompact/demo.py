@@ -35,6 +35,7 @@ CODING_BUDGETS: tuple[tuple[str, str | None], ...] = (
     ("coder, model 200k", None),
 )
 WAIT_S = 90.0  # a hang guard; the ticks take a few seconds
+DEMO_SYSTEM = "You are a careful coding agent working in a Python repository."
 
 
 @dataclass
@@ -195,30 +196,32 @@ def run_demo(
         # Day 2. The user moves; the assistant notes it.
         mem.append_many(pa, day2)
         mem.add_journal_entry(pa, moved, tags=["fact"])
-        # The pro coder grows over soft: the guard asks for a tick, the scheduler's idle sweep sends it.
+        # The pro coder grows over soft: the guard asks for a tick (emergency queue) and answers at once.
         pro, free = rows[1], rows[0]
         n = _push_to(mem, pro.conversation_id, "soft", 1)
-        mem.request_sleep(pro.conversation_id)
-        pro.events.append("day 2: over soft, guard asked")  # the idle sweep's event follows
+        ctx = mem.prepare_context(pro.conversation_id, system=DEMO_SYSTEM)
+        pro.events.append(f"day 2: over soft, guard: {ctx.action}")
+        stage = "day 2: the worker answers the guard's sleep request"
         deadline = time.monotonic() + WAIT_S
         while not (
             req := [t for t in mem.ticks(pro.conversation_id) if t["tick_key"].startswith("request-")]
         ) or (req[-1]["status"] != "done"):
-            progress("day 2: idle sweep (scheduler) answers the guard", 0, 1)
+            progress(stage, 0, 1)
             if time.monotonic() > deadline or not children.running():
-                raise TimeoutError("the scheduler's idle sweep did not tick the requested conversation")
+                raise TimeoutError("the worker did not run the tick the guard asked for")
             time.sleep(0.1)
-        progress("day 2: idle sweep (scheduler) answers the guard", 1, 1)
-        _record(pro, req[-1]["result"], "idle sweep")
-        pro.events[-2:] = [" -> ".join(e.replace("idle sweep", "idle tick") for e in pro.events[-2:])]
-        # The free coder blows through its hard threshold mid-request: the guard compacts right away.
+        progress(stage, 1, 1)
+        _record(pro, req[-1]["result"], "tick")
+        pro.events[-2:] = [" -> ".join(pro.events[-2:])]
+        # The free coder blows through its hard threshold mid-session: the guard compacts before the call.
         _push_to(mem, free.conversation_id, "hard", n)
-        outcome = mem.compact(free.conversation_id, trigger="emergency")
-        if outcome.status == "applied":
-            steps = "+".join(dict.fromkeys(s["step"] for s in outcome.steps))
-            free.events.append(f"day 2: over hard, guard: {steps}")
-            free.summary_tokens += outcome.summary_tokens
-            free.compaction_id = outcome.compaction_id
+        ctx = mem.prepare_context(free.conversation_id, system=DEMO_SYSTEM)
+        done = next((h for h in mem.history(free.conversation_id) if h["id"] == ctx.compaction_id), None)
+        if done is not None:
+            steps = "+".join(dict.fromkeys(step["step"] for step in done["steps"]))
+            free.events.append(f"day 2: over hard, guard: {ctx.action} ({steps})")
+            free.summary_tokens += mem.counter.count(done["summary"]) if done.get("summary") else 0
+            free.compaction_id = ctx.compaction_id
         key2 = _night(
             mem, tonight + timedelta(days=1, minutes=1), [pa, free.conversation_id], "night 2", progress
         )

@@ -111,14 +111,15 @@ class CeleryQueue:
             self._app = make_celery(self.settings, "sleepcompact-producer")
         return self._app
 
-    def send(self, task: str, *args: Any, **kwargs: Any) -> str:
-        """Send any sleepcompact task by name to its queue; returns the task id."""
-        result = self.app.send_task(task, args=list(args), kwargs=kwargs, queue=ROUTES.get(task, "sleep"))
+    def send(self, task: str, *args: Any, queue: str | None = None, **kwargs: Any) -> str:
+        """Send any sleepcompact task by name to its queue (or ``queue``); returns the task id."""
+        target = queue or ROUTES.get(task, "sleep")
+        result = self.app.send_task(task, args=list(args), kwargs=kwargs, queue=target)
         return str(result.id)
 
-    def enqueue_tick(self, conversation_id: str, tick_key: str) -> None:
-        """Send one ``sleepcompact.sleep_tick``."""
-        self.send("sleepcompact.sleep_tick", conversation_id, tick_key)
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
+        """Send one ``sleepcompact.sleep_tick`` (the guard's go on the ``emergency`` queue)."""
+        self.send("sleepcompact.sleep_tick", conversation_id, tick_key, queue="emergency" if urgent else None)
 
     def close(self) -> None:
         """Release the producer's broker connections."""

@@ -1,13 +1,35 @@
-"""The compaction commands: compact, history, restore, search."""
+"""The compaction commands: check, compact, history, restore, search."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from sleepcompact.cli import JsonFlag, _console, _errors, _memory, _preview, _print_json, app
+
+
+@app.command()
+@_errors
+def check(
+    conversation: Annotated[str, typer.Argument(help="Conversation id.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """The guard's decision for the conversation, from one indexed read (nothing is rendered or written)."""
+    with _memory() as mem:
+        decision = mem.check(conversation)
+    if as_json:
+        _print_json(asdict(decision))
+        return
+    d = decision
+    typer.echo(
+        f"{d.decision}: {d.tokens:,} tokens, {d.percent_of_usable:.1f}% of {d.usable:,} usable "
+        f"(soft {d.soft:,}, hard {d.hard:,}, target {d.target:,})"
+        + ("" if decision.auto_compact else "; auto-compaction off")
+        + ("; sleep requested" if decision.sleep_requested else "")
+    )
 
 
 @app.command()

@@ -129,3 +129,32 @@ class ConversationBusy(SleepcompactError):
 class InvalidScores(SleepcompactError):
     """An importance-rescoring reply that is not a JSON array of one integer per journal entry."""
 
+
+
+class ContextOverflow(SleepcompactError):
+    """The call cannot fit: what compaction may not touch (system prompt, tools, the current turn) is too big,
+    or auto-compaction is off and the context is over the usable budget. All figures in model tokens."""
+
+    def __init__(
+        self,
+        conversation_id: str,
+        *,
+        tokens: int,
+        usable: int,
+        system_tokens: int,
+        tools_tokens: int,
+        current_turn_tokens: int,
+        fixed_tokens: int,
+    ) -> None:
+        super().__init__(
+            f"conversation {conversation_id} needs {tokens} tokens but {usable} are usable: the system "
+            f"prompt ({system_tokens}), tools ({tools_tokens}) and current turn ({current_turn_tokens}) "
+            f"alone take {fixed_tokens}"
+        )
+        self.conversation_id = conversation_id
+        self.tokens = tokens
+        self.usable = usable
+        self.system_tokens = system_tokens
+        self.tools_tokens = tools_tokens
+        self.current_turn_tokens = current_turn_tokens
+        self.fixed_tokens = fixed_tokens

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import asdict
 from typing import Any, Literal
 
@@ -23,7 +25,7 @@ from sleepcompact.domain.errors import ConversationNotFound, SleepcompactError, 
 from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.ladder import Policy, Snapshot, plan, with_summary_size
 from sleepcompact.domain.messages import content_text, part_tokens
-from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, build_prompt
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, build_prompt
 from sleepcompact.domain.records import CompactionRecord, NewMessage
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.compaction_records import (
@@ -62,11 +64,12 @@ def _summarize(
     count: Callable[[str], int],
     instructions: str | None,
     fallback: bool,
+    deadline_s: float | None = None,
 ) -> tuple[SummaryResult, str | None]:
     """The summarizer's result; on failure the offline summary (``fallback``) or the error, raised."""
     prompt = build_prompt(inp, instructions=instructions, count=count)
     try:
-        result = summarizer.summarize(inp, prompt)
+        result = _call_with_deadline(summarizer, inp, prompt, deadline_s)
         validate_summary(result.text, replaced, count)
         return result, None
     except DeferToBatch:
@@ -78,6 +81,24 @@ def _summarize(
         log.warning("summarizer_fallback", provider=summarizer.provider, reason=reason)
         text = offline_summary(inp, count)
         return SummaryResult(text=text, provider="offline", model="offline"), reason
+
+
+def _call_with_deadline(
+    summarizer: Summarizer, inp: SummaryInput, prompt: SummaryPrompt, deadline_s: float | None
+) -> SummaryResult:
+    """Call the summarizer; with a deadline, in a thread we stop waiting for when it passes.
+
+    The abandoned call finishes (or times out) on its own; its result is dropped, never applied.
+    """
+    if deadline_s is None:
+        return summarizer.summarize(inp, prompt)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summarize")
+    future = pool.submit(summarizer.summarize, inp, prompt)
+    pool.shutdown(wait=False)
+    try:
+        return future.result(timeout=max(0.0, deadline_s))
+    except FuturesTimeout as exc:
+        raise TimeoutError(f"no summary within the {deadline_s:g} s deadline") from exc
 
 
 class DeferToBatch(Exception):
@@ -112,8 +133,14 @@ def compact(
     fallback: bool | None = None,
     instructions: str | None = None,
     factors: Mapping[str, float] | None = None,
+    reserved_tokens: int = 0,
+    deadline_s: float | None = None,
 ) -> CompactionOutcome:
-    """Run the ladder on one conversation; see the module docstring for the concurrency rules."""
+    """Run the ladder on one conversation; see the module docstring for the concurrency rules.
+
+    ``reserved_tokens`` (model tokens the call carries besides the rows) shrink the budget planned
+    against; ``deadline_s`` bounds the summarizer call (past it, the failure rules above apply).
+    """
     policy = policy or Policy()
     started = time.monotonic()
     with uow_factory() as uow:
@@ -125,7 +152,7 @@ def compact(
         history = uow.repo.compactions(conversation_id)
         if factors is None:  # a batch result re-plans with the factors it was planned with
             factors = uow.repo.calibrations()
-    budget = budget_for(conv, defaults, factors)
+    budget = budget_for(conv, defaults, factors, reserved=reserved_tokens)
     policy = conversation_policy(conv, policy)
     snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
     base = functools.partial(
@@ -192,7 +219,7 @@ def compact(
         allow = (trigger == "emergency") if fallback is None else fallback
         try:
             result, fallback_reason = _summarize(
-                summarizer, inp, p.summary.tokens_replaced, counter.count, instructions, allow
+                summarizer, inp, p.summary.tokens_replaced, counter.count, instructions, allow, deadline_s
             )
         except DeferToBatch as deferred:
             record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))

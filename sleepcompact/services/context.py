@@ -36,13 +36,21 @@ def conversation_thresholds(conv: ConversationRecord, defaults: Thresholds) -> T
 
 
 def budget_for(
-    conv: ConversationRecord, defaults: Thresholds, factors: Mapping[str, float] | None = None
+    conv: ConversationRecord,
+    defaults: Thresholds,
+    factors: Mapping[str, float] | None = None,
+    *,
+    reserved: int = 0,
 ) -> Budget:
-    """The budget of one conversation, from its own row (and the calibrated tokenizer factors, if known)."""
+    """The budget of one conversation, from its own row (and the calibrated tokenizer factors, if known).
+
+    ``reserved`` model tokens (the guard's system prompt, tools and memories) are set aside like the
+    output reserve, so the thresholds apply to what is left for the conversation's own rows.
+    """
     factor = (factors or {}).get(model_family(conv.model), model_spec(conv.model).safety_factor)
     return make_budget(
         context_window=conv.context_window,
-        output_reserve=conv.output_reserve,
+        output_reserve=min(conv.context_window, conv.output_reserve + max(0, reserved)),
         thresholds=conversation_thresholds(conv, defaults),
         safety_factor=factor,
     )
@@ -62,6 +70,8 @@ class ContextView:
     live_messages: int
     memories: list[dict[str, Any]] = field(default_factory=list)  # id, kind, content; best first
     memory_tokens: int = 0  # counted tokens of the recalled-notes block (included in the two above)
+    auto_compact: bool | None = None  # the conversation's own switch (None: the global setting)
+    current_turn_tokens: int = 0  # counted tokens of the newest user message onwards (never compacted)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what ``sleepcompact context --json`` prints)."""
@@ -94,6 +104,7 @@ def render_context(
     system: str | None = None,
     fmt: RenderFormat = "anthropic",
     memory_budget: int = 0,
+    factors: Mapping[str, float] | None = None,
 ) -> ContextView:
     """Render the live rows; ``system`` (the caller's prompt) counts against the budget too.
 
@@ -106,7 +117,8 @@ def render_context(
         if conv is None:
             raise ConversationNotFound(conversation_id)
         rows = uow.repo.live_messages(conversation_id)
-        factors = uow.repo.calibrations()
+        if factors is None:  # the guard passes its in-process cache instead
+            factors = uow.repo.calibrations()
         stored = uow.repo.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
     budget = budget_for(conv, defaults, factors)
     # Both caps are in the model's tokens, like every budget figure; recall counts with our counter.
@@ -134,7 +146,15 @@ def render_context(
         live_messages=conv.live_messages,
         memories=[{"id": r.id, "kind": r.kind, "content": r.content} for r in chosen],
         memory_tokens=memory_tokens,
+        auto_compact=conv.auto_compact,
+        current_turn_tokens=current_turn_tokens(rows),
     )
+
+
+def current_turn_tokens(rows: Sequence[MessageRecord]) -> int:
+    """Counted tokens of the newest user message and everything after it: what no compaction removes."""
+    starts = [i for i, r in enumerate(rows) if r.role == "user" and r.kind == "message"]
+    return sum(r.live_tokens for r in (rows[starts[-1] :] if starts else rows))
 
 
 def _candidate(m: Mapping[str, Any]) -> Candidate:

@@ -271,6 +271,10 @@ class Repository(Protocol):
         """Give the lease back if we hold it."""
         ...
 
+    def request_sleep_debounced(self, conversation_id: str, now: datetime, interval_s: int) -> bool:
+        """Record a sleep request unless one is newer than ``interval_s``; True when recorded."""
+        ...
+
     def touch(self, conversation_id: str, now: datetime) -> None:
         """Record agent activity that added no message."""
         ...
@@ -330,6 +334,6 @@ class UnitOfWork(Protocol):
 class TaskQueue(Protocol):
     """Where sweeps send sleep ticks (the Celery broker in production)."""
 
-    def enqueue_tick(self, conversation_id: str, tick_key: str) -> None:
-        """Send one ``sleepcompact.sleep_tick`` for this conversation and key."""
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
+        """Send one ``sleepcompact.sleep_tick`` (on the ``emergency`` queue when ``urgent``)."""
         ...

@@ -12,6 +12,7 @@ redelivered copy of the same tick takes the lease over at once while any other w
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -42,26 +43,36 @@ def lease_owner(tick_key: str) -> str:
     return f"tick:{tick_key}"[:64]
 
 
+@dataclass(frozen=True)
+class TickOptions:
+    """How a tick runs (from ``Settings``): thresholds, ladder policy, triggers and optional LLM helpers.
+
+    ``batch_summarizer``: request the compaction's summary through the Message Batches API (applied
+    later by ``poll_batches``). ``rescorer``: score pending journal entries with the LLM before
+    consolidating. ``auto_compact`` off: consolidate only, never compact.
+    """
+
+    defaults: Thresholds = field(default_factory=Thresholds)
+    policy: Policy = field(default_factory=Policy)
+    entry_trigger: int = ENTRY_TRIGGER
+    lease_seconds: int = LEASE_SECONDS
+    batch_summarizer: BatchSummarizer | None = None
+    rescorer: Rescorer | None = None
+    auto_compact: bool = True
+
+
 def sleep_tick(
     uow_factory: Callable[[], UnitOfWork],
     counter: TokenCounter,
     summarizer: Summarizer,
     conversation_id: str,
     tick_key: str,
-    *,
-    defaults: Thresholds,
-    policy: Policy,
-    entry_trigger: int = ENTRY_TRIGGER,
-    lease_seconds: int = LEASE_SECONDS,
-    batch_summarizer: BatchSummarizer | None = None,
-    rescorer: Rescorer | None = None,
+    options: TickOptions,
 ) -> dict[str, Any]:
     """Run (or recognise as already run) one keyed tick; returns what it did.
 
-    Raises ``ConversationBusy`` when another owner holds the lease (the worker retries later). With a
-    ``batch_summarizer`` the compaction's summary is requested through the Message Batches API and
-    applied by ``poll_batches``. With a ``rescorer`` the agent's pending journal entries are scored by
-    the LLM before consolidation (``TransientLLMError`` propagates, so the task is retried).
+    Raises ``ConversationBusy`` when another owner holds the lease (the worker retries later), and
+    ``TransientLLMError`` from the LLM helpers, so the task is retried.
     """
     owner = lease_owner(tick_key)
     with uow_factory() as uow:
@@ -71,23 +82,12 @@ def sleep_tick(
         done = uow.repo.tick(conversation_id, tick_key)
         if done is not None and done["status"] == "done":
             return {**done["result"], "already_done": True}
-        if not uow.repo.acquire_lease(conversation_id, owner, utcnow(), lease_seconds):
+        if not uow.repo.acquire_lease(conversation_id, owner, utcnow(), options.lease_seconds):
             raise ConversationBusy(conversation_id)
         uow.repo.start_tick(conversation_id, tick_key, utcnow())
         uow.commit()
     try:
-        result = _work(
-            uow_factory,
-            counter,
-            summarizer,
-            conversation_id,
-            tick_key,
-            defaults=defaults,
-            policy=policy,
-            entry_trigger=entry_trigger,
-            batch_summarizer=batch_summarizer,
-            rescorer=rescorer,
-        )
+        result = _work(uow_factory, counter, summarizer, conversation_id, tick_key, options)
     except BaseException:
         # Let the guard or a retry in at once rather than after the lease expires.
         leases.release(uow_factory, conversation_id, owner)
@@ -112,13 +112,10 @@ def _work(
     summarizer: Summarizer,
     conversation_id: str,
     tick_key: str,
-    *,
-    defaults: Thresholds,
-    policy: Policy,
-    entry_trigger: int,
-    batch_summarizer: BatchSummarizer | None,
-    rescorer: Rescorer | None = None,
+    options: TickOptions,
 ) -> dict[str, Any]:
+    defaults, policy, batch_summarizer = options.defaults, options.policy, options.batch_summarizer
+    rescorer, entry_trigger = options.rescorer, options.entry_trigger
     with uow_factory() as uow:
         conv = uow.repo.get_conversation(conversation_id)
         if conv is None:
@@ -136,7 +133,9 @@ def _work(
     over_soft = budget.effective(conv.live_tokens) > budget.soft
     too_many = entry_trigger > 0 and conv.live_messages > entry_trigger
     compaction: dict[str, Any] = {"status": "not needed"}
-    if (over_soft or too_many) and batch_summarizer is not None:
+    if (over_soft or too_many) and (not options.auto_compact or conv.auto_compact is False):
+        compaction = {"status": "auto-compaction off"}  # really off: the journal is still consolidated
+    elif (over_soft or too_many) and batch_summarizer is not None:
         report = batches.submit(
             uow_factory, counter, batch_summarizer, [conversation_id], defaults=defaults, policy=policy
         )

@@ -8,7 +8,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from sleepcompact.domain.errors import ConversationNotFound, ImportFormatError, InvalidMessage, InvalidSetting
-from sleepcompact.domain.formats import ParsedConversation
+from sleepcompact.domain.formats import ParsedConversation, parse_import
 from sleepcompact.domain.messages import MessageFormat
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.services.conversations import (
@@ -149,3 +149,54 @@ def _check_compatible(existing: ConversationRecord, spec: ConversationSpec, expl
                 f"conversation {existing.id!r} exists with {name} {have!r}; the import asked for {value!r} "
                 "(options like this only apply to new conversations)"
             )
+
+
+def import_bytes(
+    uow_factory: Callable[[], UnitOfWork],
+    counter: TokenCounter,
+    raw: bytes,
+    *,
+    source: str,
+    default_model: str,
+    max_bytes: int,
+    fmt: MessageFormat = "auto",
+    all_records: bool = False,
+    record: int | None = None,
+    conversation_id: str | None = None,
+    model: str | None = None,
+    context_window: int | None = None,
+    plan: str | None = None,
+    tenant_id: str | None = None,
+    agent_id: str | None = None,
+) -> list[str]:
+    """Parse an import file's bytes (any supported format) and import each conversation; returns the ids.
+
+    Settings given explicitly win over those the file carries (an export's model, window, plan).
+    """
+    parsed = parse_import(raw, source=source, all_records=all_records, record=record)
+    given = {
+        "model": model,
+        "context_window": context_window,
+        "plan": plan,
+        "tenant_id": tenant_id,
+        "agent_id": agent_id,
+    }
+    spec = ConversationSpec(
+        model=model or "",
+        tenant_id=tenant_id or "default",
+        agent_id=agent_id or "default",
+        plan=plan,
+        context_window=context_window,
+        conversation_id=conversation_id,
+    )
+    return import_conversations(
+        uow_factory,
+        counter,
+        parsed,
+        spec,
+        default_model=default_model,
+        fmt=fmt,
+        max_bytes=max_bytes,
+        source=source,
+        explicit=frozenset(k for k, v in given.items() if v is not None),
+    )

@@ -160,6 +160,21 @@ class SleepOperations:
             .values(lease_owner=None, lease_expires_at=None)
         )
 
+    def request_sleep_debounced(self, conversation_id: str, now: datetime, interval_s: int) -> bool:
+        """Record a sleep request unless one was made within ``interval_s``; True when this one counts."""
+        result = self.session.execute(
+            update(Conversation)
+            .where(
+                Conversation.id == conversation_id,
+                or_(
+                    Conversation.sleep_requested_at.is_(None),
+                    Conversation.sleep_requested_at < now - timedelta(seconds=interval_s),
+                ),
+            )
+            .values(sleep_requested_at=now)
+        )
+        return bool(getattr(result, "rowcount", 0))
+
     def touch(self, conversation_id: str, now: datetime) -> None:
         """Record agent activity that added no message (a journal entry): the nightly sweep is then due."""
         self.session.execute(

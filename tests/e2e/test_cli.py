@@ -260,9 +260,9 @@ def test_demo_runs_two_nights_on_the_real_worker_and_scheduler(demo_cli: Cli, tm
     for row in (free, pro, model):
         assert row["events"][0].startswith("night 1"), row
         assert row["tokens_after"] <= row["usable"] // 2 < row["tokens_before"] or row is model
-    # Day 2: the scheduler's idle sweep answered the guard's request; the guard compacted over hard.
-    assert any("guard asked -> idle tick" in e for e in pro["events"]), pro["events"]
-    assert any("over hard, guard" in e for e in free["events"]), free["events"]
+    # Day 2: the worker answered the guard's sleep request; the guard compacted over hard before the call.
+    assert any("guard: sleep_requested -> tick" in e for e in pro["events"]), pro["events"]
+    assert any("over hard, guard: emergency_compacted" in e for e in free["events"]), free["events"]
     # The assistant's journal became memories, and the move superseded the old home.
     assert assistant["memories_created"] >= 5 and assistant["memories_superseded"] == 1
     assert (tmp_path / "sleepcompact-demo.log").is_file()

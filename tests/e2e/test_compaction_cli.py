@@ -141,3 +141,15 @@ def test_batch_needs_a_summarizer_with_a_batch_api(cli: Cli, sqlite_url: str) ->
     assert result.returncode != 0
     assert "no batch API" in result.stderr and result.stdout == ""
     assert cli.ok("history", cid, "--json").json() == []
+
+
+def test_check_prints_the_guards_decision_and_writes_nothing(cli: Cli, sqlite_url: str) -> None:
+    cid, _ = _seed(sqlite_url)
+    decision = cli.ok("check", cid, "--json").json()
+    assert decision["decision"] == "compact_now" and decision["usable"] == 6000
+    assert decision["tokens"] > decision["hard"] > decision["soft"]
+    text = cli.ok("check", cid).stdout
+    assert text.startswith("compact_now:") and "6,000 usable" in text
+    assert cli.ok("history", cid, "--json").json() == []
+    missing = cli.run("check", "conv_missing")
+    assert missing.returncode != 0 and "conv_missing" in missing.stderr

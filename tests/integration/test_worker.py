@@ -118,8 +118,9 @@ def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipe
         report = mem.sweep_nightly(now=utcnow() + timedelta(days=3, hours=1))
         assert report["enqueued"] == 2
         wait_for(
-            lambda: all(len(mem.ticks(c)) == 2 for c in (code_id, pa_id))
-            and _ticks_done(mem, [code_id, pa_id]),
+            lambda: (
+                all(len(mem.ticks(c)) == 2 for c in (code_id, pa_id)) and _ticks_done(mem, [code_id, pa_id])
+            ),
             timeout=TIMEOUT,
             what="the catch-up night",
             log=worker.log,
@@ -170,9 +171,7 @@ def test_a_worker_child_killed_mid_summary_is_redelivered_and_applied_once(
     worker = pipeline.worker("--concurrency", "1", **llm)
     try:
         mem.tick_now([cid], "night-kill")
-        wait_for(
-            fake_anthropic.message_requests, timeout=TIMEOUT, what="the summary call", log=worker.log
-        )
+        wait_for(fake_anthropic.message_requests, timeout=TIMEOUT, what="the summary call", log=worker.log)
         (child,) = children_of(worker.pid)
         os.kill(child, signal.SIGKILL)
         wait_for(
@@ -220,4 +219,35 @@ def test_run_starts_worker_and_scheduler_and_the_idle_sweep_answers_a_request(tm
     assert [h["status"] for h in mem.history(cid)] == ["applied"]
     assert "beat: Starting" in run.output()
     assert code == 0
+    mem.close()
+
+
+def test_the_guard_waits_for_a_worker_mid_summary_and_reuses_its_compaction(
+    pipeline: Pipeline, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.script(Scripted(delay_s=3))  # the worker's summary takes a while
+    llm = {
+        "ANTHROPIC_API_KEY": "sk-ant-test-key-not-a-secret",
+        "ANTHROPIC_BASE_URL": fake_anthropic.url,
+        "SLEEPCOMPACT_SUMMARIZER": "anthropic",
+    }
+    mem = Memory(pipeline.settings.with_overrides(guard_lease_wait_s=60.0), auto_migrate=True)
+    cid = _summary_needed(mem)
+    worker = pipeline.worker(**llm)
+    try:
+        mem.tick_now([cid], "night-race")
+        wait_for(
+            fake_anthropic.message_requests, timeout=TIMEOUT, what="the worker's summary call", log=worker.log
+        )
+        # A request arrives now, over the hard threshold: the worker holds the lease and is paying for
+        # the summary, so the guard waits for it instead of paying again.
+        ctx = mem.prepare_context(cid)
+        wait_for(lambda: _ticks_done(mem, [cid]), timeout=TIMEOUT, what="the tick", log=worker.log)
+    finally:
+        worker.stop()
+    history = mem.history(cid)
+    assert [h["status"] for h in history] == ["applied"] and history[0]["trigger"] == "sleep"
+    assert ctx.action == "emergency_compacted" and ctx.compaction_id == history[0]["id"]
+    assert ctx.tokens <= ctx.usable
+    assert len(fake_anthropic.message_requests()) == 1  # paid once
     mem.close()

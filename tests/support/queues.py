@@ -12,7 +12,10 @@ class RecordingQueue:
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
+        self.urgent: list[tuple[str, str]] = []
 
-    def enqueue_tick(self, conversation_id: str, tick_key: str) -> None:
-        """Record one tick."""
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
+        """Record one tick (urgent ones, the guard's, also in ``urgent``)."""
         self.sent.append((conversation_id, tick_key))
+        if urgent:
+            self.urgent.append((conversation_id, tick_key))
