@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 
 from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarizer
 from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.admin import AdminMemory
 from sleepcompact.agents import AgentMemory
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
@@ -21,10 +22,9 @@ from sleepcompact.domain.guard import Check
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
 from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.services import batches, compaction, conversations, guard, transfer
+from sleepcompact.services import compaction, conversations, guard, transfer
 from sleepcompact.services import context as context_service
 from sleepcompact.services import history as history_service
-from sleepcompact.services.batches import BatchReport, BatchSummarizer
 from sleepcompact.services.compaction import Trigger
 from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.context import ContextView, RenderFormat
@@ -40,7 +40,7 @@ class DatabaseNotInitialized(SleepcompactError):
     """The database has not been migrated to this version's schema; run ``sleepcompact init``."""
 
 
-class Memory(AgentMemory):
+class Memory(AgentMemory, AdminMemory):
     """Conversations, their budgets and their history, on one database.
 
     Build it with ``Memory.from_env()`` or ``Memory(settings)``. Engines are
@@ -300,33 +300,6 @@ class Memory(AgentMemory):
             instructions=instructions,
             fallback=fallback,
         )
-
-    def submit_batch(self, conversation_ids: list[str], *, trigger: Trigger = "sleep") -> BatchReport:
-        """Compact several conversations with their summaries requested as one Message Batch (half price).
-
-        LLM-free compactions apply at once; the rest apply when ``poll_batches`` finds the batch ended.
-        """
-        return batches.submit(
-            self.uow,
-            self.counter,
-            self._batch_summarizer(),
-            conversation_ids,
-            defaults=self.thresholds,
-            policy=self.policy,
-            trigger=trigger,
-        )
-
-    def poll_batches(self) -> BatchReport:
-        """Apply the results of ended batches (each with the usual epoch check); retry failures directly."""
-        return batches.poll(
-            self.uow, self.counter, self._batch_summarizer(), defaults=self.thresholds, policy=self.policy
-        )
-
-    def _batch_summarizer(self) -> BatchSummarizer:
-        summarizer = self.summarizer
-        if not hasattr(summarizer, "submit_batch"):
-            raise InvalidSetting(f"the {summarizer.provider} summarizer has no batch API; use compact()")
-        return summarizer  # type: ignore[return-value]
 
     def restore(self, compaction_id: str) -> list[str]:
         """Undo a compaction (and any later ones, newest first); returns the ids restored."""

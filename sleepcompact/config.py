@@ -64,6 +64,7 @@ class Settings:
     guard_lease_wait_s: float = 10.0
     sleep_request_interval_s: int = 300
     calibration_cache_s: float = 60.0
+    metrics_port: int = 0
 
     def __post_init__(self) -> None:
         # Settings built directly (tests, the demo) get the same checks as those read from the environment.
@@ -140,6 +141,7 @@ class Settings:
             guard_lease_wait_s=_float(env, "SLEEPCOMPACT_GUARD_LEASE_WAIT", 10.0),
             sleep_request_interval_s=_int(env, "SLEEPCOMPACT_SLEEP_REQUEST_INTERVAL", 300, minimum=0),
             calibration_cache_s=_float(env, "SLEEPCOMPACT_CALIBRATION_CACHE", 60.0),
+            metrics_port=_int(env, "SLEEPCOMPACT_METRICS_PORT", 0, minimum=0),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -19,7 +19,6 @@ from sleepcompact.config import Settings
 from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound, TransientLLMError
 from sleepcompact.logs import configure_logging
 from sleepcompact.services import leases
-from sleepcompact.services.rerun import rerun
 
 log = structlog.get_logger(__name__)
 
@@ -110,20 +109,12 @@ def register(app: Celery, settings: Settings) -> None:
         compaction_id: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Re-run a compaction: restore it (and later ones), then compact again with trigger admin_rerun."""
-        mem = res.memory
+        """Compact again from the archive (trigger admin_rerun); ``dry_run`` reports and writes nothing."""
         with structlog.contextvars.bound_contextvars(task_id=self.request.id):
-            restored, outcome = rerun(
-                mem.uow,
-                mem.counter,
-                mem.summarizer,
-                conversation_id=conversation_id,
-                compaction_id=compaction_id,
-                defaults=mem.thresholds,
-                policy=mem.policy,
-                dry_run=dry_run,
-            )
-            return {"restored": restored, "outcome": outcome.to_dict()}
+            try:
+                return res.memory.rerun(conversation_id, compaction_id=compaction_id, dry_run=dry_run)
+            except ConversationBusy as exc:
+                raise self.retry(exc=exc, countdown=BUSY_COUNTDOWN_S) from exc
 
     @app.task(name="sleepcompact.poll_batches", bind=True, **RETRY)  # type: ignore[untyped-decorator]
     def poll_batches(self: Task) -> dict[str, Any]:

@@ -180,3 +180,43 @@ def batch_poll(as_json: JsonFlag = False) -> None:
         f"applied {len(report.applied)}, retried directly {len(report.retried_directly)}, "
         f"still running: {', '.join(report.pending_batches) or 'none'}"
     )
+
+
+@app.command()
+@_errors
+def rerun(
+    conversation: Annotated[str | None, typer.Argument(help="Conversation id (or --compaction).")] = None,
+    compaction: Annotated[
+        str | None, typer.Option("--compaction", help="Re-run this compaction (and undo later ones).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change, old and new summary; write nothing.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Compact again from the archive with today's settings and summarizer (trigger admin_rerun)."""
+    if (conversation is None) == (compaction is None):
+        raise typer.BadParameter("give a conversation id or --compaction ID (one of them)")
+    with _memory() as mem:
+        result = mem.rerun(conversation, compaction_id=compaction, dry_run=dry_run)
+    if as_json:
+        _print_json(result)
+        return
+    console = _console()
+    if not dry_run:
+        out = result["outcome"]
+        console.print(
+            f"undid {len(result['undone'])} compaction(s); re-run {out['status']}: "
+            f"{out['tokens_before']:,} -> {out['tokens_after']:,} tokens ({out['compaction_id']})"
+        )
+        return
+    console.print(
+        f"dry run, nothing written. Would undo {', '.join(result['undone'])}: "
+        f"{result['tokens_now']:,} tokens now, {result['tokens_restored']:,} restored, "
+        f"about {result['tokens_after']:,} after ({'+'.join(result['steps']) or 'no step'})"
+    )
+    table = Table(show_lines=True)
+    table.add_column("old summary")
+    table.add_column("new summary")
+    table.add_row("\n\n".join(result["old_summaries"]) or "-", result["new_summary"] or "-")
+    console.print(table)

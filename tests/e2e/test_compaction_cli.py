@@ -153,3 +153,21 @@ def test_check_prints_the_guards_decision_and_writes_nothing(cli: Cli, sqlite_ur
     assert cli.ok("history", cid, "--json").json() == []
     missing = cli.run("check", "conv_missing")
     assert missing.returncode != 0 and "conv_missing" in missing.stderr
+
+
+def test_rerun_dry_run_then_rerun(cli: Cli, sqlite_url: str) -> None:
+    cid, _ = _seed(sqlite_url)
+    first = cli.ok("compact", cid, "--json").json()["compaction_id"]
+    before = cli.ok("export", cid).json()
+    dry = cli.ok("rerun", cid, "--dry-run")
+    assert "dry run, nothing written" in dry.stdout and first in dry.stdout
+    assert "old summary" in dry.stdout and "new summary" in dry.stdout
+    assert cli.ok("export", cid).json() == before  # nothing written
+    done = cli.ok("rerun", "--compaction", first, "--json").json()
+    assert done["undone"] == [first] and done["outcome"]["trigger"] == "admin_rerun"
+    statuses = [h["status"] for h in cli.ok("history", cid, "--json").json()]
+    assert sorted(statuses) == ["applied", "reverted"]
+    both = cli.run("rerun", cid, "--compaction", first)
+    assert both.returncode != 0
+    missing = cli.run("rerun", "--compaction", "cmp_missing")
+    assert missing.returncode != 0 and "cmp_missing" in missing.stderr
