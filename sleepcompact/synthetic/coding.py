@@ -1,118 +1,23 @@
-"""Deterministic synthetic agent conversations for the demo, tests and benchmarks.
-
-Every generator draws from its own ``random.Random(seed)``: the same seed gives
-byte-identical messages, a different seed gives different names, numbers and
-identifiers. Messages are Anthropic-shaped dicts that ``normalize()`` accepts:
-roles alternate starting with the user, tool_use blocks sit in assistant turns
-and their tool_result blocks in the user turn right after.
-"""
+"""A synthetic coding agent: an investigation with large tool outputs, facts and one changed deadline."""
 
 from __future__ import annotations
 
-import copy
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
 
-__all__ = [
-    "MIN_ASSISTANT_TURNS",
-    "MIN_CODING_TURNS",
-    "SyntheticConversation",
-    "coding_agent",
-    "personal_assistant",
-    "scaled",
-]
-
-_T = TypeVar("_T")
+from sleepcompact.synthetic.transcript import (
+    SyntheticConversation,
+    _bash,
+    _Call,
+    _fill,
+    _grep,
+    _interleave,
+    _read,
+    _tests,
+    _Transcript,
+)
 
 MIN_CODING_TURNS = 15
 """Fewest turns ``coding_agent`` accepts: the core investigation, the fact check-ins and the summary."""
-MIN_ASSISTANT_TURNS = 19
-"""Fewest turns ``personal_assistant`` accepts: every fact, question and contradiction once."""
-
-
-@dataclass(frozen=True)
-class SyntheticConversation:
-    """A generated conversation plus the ground truth that compaction and memory tests check against."""
-
-    name: str
-    system: str
-    messages: list[dict[str, Any]]
-    facts: list[str]
-    identifiers: list[str]
-    contradicted: list[tuple[str, str]]
-
-
-@dataclass(frozen=True)
-class _Call:
-    name: str
-    input: dict[str, Any]
-    output: str
-    error: bool = False
-
-
-def _bash(command: str, output: str, error: bool = False) -> _Call:
-    return _Call("bash", {"command": command}, output, error)
-
-
-def _tests(command: str, output: str) -> _Call:
-    return _Call("run_tests", {"command": command}, output)
-
-
-def _read(path: str, output: str) -> _Call:
-    return _Call("read_file", {"path": path}, output)
-
-
-def _grep(pattern: str, path: str, output: str) -> _Call:
-    return _Call("grep", {"pattern": pattern, "path": path}, output)
-
-
-def _interleave(rng: random.Random, items: list[_T], extra: list[_T], lo: int, hi: int | None = None) -> None:
-    """Insert ``extra`` into ``items`` in order, at random positions between ``lo`` and ``hi``."""
-    positions = sorted(rng.randint(lo, len(items) if hi is None else hi) for _ in extra)
-    for pos, item in reversed(list(zip(positions, extra, strict=True))):
-        items.insert(pos, item)
-
-
-class _Transcript:
-    """Appends messages with alternating roles; tool ids are ``toolu_{seed}_{n:04d}``."""
-
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        self.messages: list[dict[str, Any]] = []
-        self._next = 1
-
-    def user(self, text: str) -> None:
-        self.messages.append({"role": "user", "content": text})
-
-    def assistant(self, text: str, calls: Sequence[_Call] = ()) -> None:
-        """One assistant turn; with calls, also the user turn that carries their results."""
-        if not calls:
-            self.messages.append({"role": "assistant", "content": text})
-            return
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
-        results: list[dict[str, Any]] = []
-        for call in calls:
-            call_id = f"toolu_{self.seed}_{self._next:04d}"
-            self._next += 1
-            blocks.append({"type": "tool_use", "id": call_id, "name": call.name, "input": dict(call.input)})
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": call.output}
-            if call.error:
-                result["is_error"] = True
-            results.append(result)
-        self.messages.append({"role": "assistant", "content": blocks})
-        self.messages.append({"role": "user", "content": results})
-
-
-def _fill(lines: list[str], target: int, make: Callable[[int], str]) -> None:
-    """Append ``make(i)`` lines until the joined text reaches ``target`` characters."""
-    size, i = sum(len(s) + 1 for s in lines), 0
-    while size < target:
-        line = make(i)
-        lines.append(line)
-        size += len(line) + 1
-        i += 1
 
 
 # -- coding agent -------------------------------------------------------------------------------------
@@ -344,128 +249,3 @@ def coding_agent(seed: int = 0, turns: int = 40, big_output_tokens: int = 6000) 
         "coding-agent", _CODING_SYSTEM, t.messages, facts, identifiers, [contradiction]
     )
 
-
-# -- personal assistant -------------------------------------------------------------------------------
-
-_ASSISTANT_SYSTEM = (
-    "You are a friendly personal assistant. Remember what the user says; be honest about gaps."
-)
-
-
-def personal_assistant(seed: int = 0, turns: int = 30) -> SyntheticConversation:
-    """A user chats with an assistant: facts, preferences, knowledge gaps, a near duplicate and a move.
-
-    ``turns`` is the number of user messages (one of them a tool result); there are ``2 * turns`` messages.
-    """
-    if turns < MIN_ASSISTANT_TURNS:
-        raise ValueError(f"turns must be at least {MIN_ASSISTANT_TURNS}, got {turns}")
-    rng = random.Random(seed)
-    name = rng.choice(["Alice", "Priya", "Jonas", "Mei", "Tomás", "Ingrid", "Kwame"])
-    old_city, new_city = rng.sample(["Berlin", "Hamburg", "Cologne", "Leipzig", "Bremen", "Dresden"], 2)
-    dep = rng.choice(["Munich", "Frankfurt", "Vienna", "Zurich"])
-    dest = rng.choice(["Lisbon", "Oslo", "Madrid", "Dublin", "Athens"])
-    flight = f"{rng.choice(['LH', 'LX', 'OS', 'EW'])} {rng.randint(100, 999)}"
-    dep_time = f"{rng.randint(5, 21):02d}:{rng.choice([0, 10, 25, 40, 55]):02d}"
-    date = f"{rng.choice(['March', 'April', 'May', 'June'])} {rng.randint(1, 28)}"
-    pairs = [
-        ("peanuts", "peanut"),
-        ("shellfish", "shellfish"),
-        ("sesame", "sesame"),
-        ("tree nuts", "tree nut"),
-    ]
-    allergen, adjective = rng.choice(pairs)
-    sister = rng.choice(["Clara", "Noor", "Hana", "Elif"])
-    birthday = f"{rng.choice(['July', 'October'])} {rng.randint(1, 28)}"
-    booking = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(6))
-    hotel = rng.choice(["Hotel Aurora", "Casa Lumen", "Harbour Inn", "Pension Mira"])
-    job = rng.choice(["a nurse", "a data engineer", "a teacher", "an architect"])
-    seat = rng.choice(["window", "aisle"])
-    km, temp, wind = rng.randint(900, 3200), rng.randint(8, 27), rng.randint(5, 30)
-
-    f_units, f_home, f_job = f"{name} prefers metric units", f"I live in {old_city}", f"I work as {job}"
-    f_allergy, f_dup = f"I'm allergic to {allergen}", f"I have a {adjective} allergy"
-    f_flight = f"my flight {flight} leaves {dep} at {dep_time} on {date}"
-    f_booking = f"my booking reference at {hotel} is {booking}"
-    f_sister, f_seat = f"my sister {sister}'s birthday is {birthday}", f"I always prefer a {seat} seat"
-    f_move = f"I moved from {old_city} to {new_city}"
-    facts = [f_units, f_home, f_job, f_allergy, f_flight, f_booking, f_seat, f_sister, f_dup, f_move]
-    forecast = f"{dest}, {date}: {temp} °C, wind {wind} km/h, rain {rng.randint(0, 9)} mm"
-    weather = _Call("get_weather", {"city": dest, "date": date, "units": "metric"}, forecast)
-    ask_weather = f"What will the weather be like in {dest} on {date}?"
-    core: list[tuple[str, str]] = [
-        (f"Hi! I'm {name}. Please remember: {f_units}.", f"Nice to meet you, {name}! I'll use metric units."),
-        (f"Some background: {f_home} and {f_job}.", f"Got it: you live in {old_city} and work as {job}."),
-        (f"Important: {f_allergy}.", f"Noted, I'll flag anything containing {allergen}."),
-        (f"Next week I travel: {f_flight}, going to {dest}.", f"Saved: {flight} from {dep} at {dep_time}."),
-        (
-            "What's the gate for my flight?",
-            f"I don't know the gate for {flight} yet; check the app that day.",
-        ),
-        (f"And {f_booking}.", f"Stored {booking} for {hotel}."),
-        (f"How far is {dest} from {dep}?", f"Roughly {km} km as the crow flies."),
-        (ask_weather, f"In {dest}: {temp} °C and wind {wind} km/h. Pack a light jacket."),
-        (f"By the way, {f_seat}.", f"Understood, a {seat} seat whenever I help with bookings."),
-        ("What's the Wi-Fi password at my hotel?", f"I don't have it; ask {hotel} reception, ref {booking}."),
-        (f"Suggest a snack for flight {flight}.", f"Dried mango; it has no {allergen}, but check the label."),
-        (f"Also, {f_sister}.", f"I'll remind you before {birthday}."),
-        (f"Do you know {sister}'s phone number?", "I don't; you haven't told me and I can't look it up."),
-        (f"Just so you know, {f_dup}.", f"Yes, you're allergic to {allergen}; I'll keep avoiding it."),
-        (f"Big news: {f_move} last month.", f"Congratulations! Your home city is now {new_city}."),
-        ("Which train goes from my new home to the airport?", f"I don't have {new_city} timetables yet."),
-        (f"Draft a birthday message for {sister}.", f"Happy birthday, {sister}! Have a great year. {name}"),
-        ("Thanks, that's all for now.", f"You're welcome, {name}. Have a good trip on {flight}!"),
-    ]
-    fillers = [
-        ("When does my flight leave again?", f"{flight} leaves {dep} at {dep_time} on {date}."),
-        ("What was my booking reference?", f"Your reference at {hotel} is {booking}."),
-        ("Convert {n} miles for me.", "That's about {km} km."),
-        ("Any airport food I should avoid?", f"Anything with {allergen}; ask staff about ingredients."),
-        ("How many kilograms is {n} pounds?", "About {kg} kg."),
-        ("Book me a seat for the flight, please.", f"I can't book directly; pick a {seat} seat on {flight}."),
-    ]
-    rng.shuffle(fillers)
-    extra: list[tuple[str, str]] = []
-    for k in range(turns - len(core) - 1):  # the weather turn adds a tool-result user message
-        question, answer = fillers[k % len(fillers)]
-        n = rng.randint(2, 400)
-        extra.append((question.format(n=n), answer.format(km=f"{n * 1.609:.1f}", kg=f"{n * 0.4536:.1f}")))
-    _interleave(rng, core, extra, 6, len(core) - 1)
-    t = _Transcript(seed)
-    for question, answer in core:
-        t.user(question)
-        if question == ask_weather:
-            t.assistant("Let me check the forecast.", [weather])
-        t.assistant(answer)
-    identifiers = [flight, booking, hotel, dest, sister]
-    return SyntheticConversation(
-        "personal-assistant", _ASSISTANT_SYSTEM, t.messages, facts, identifiers, [(f_home, f_move)]
-    )
-
-
-# -- scaling ------------------------------------------------------------------------------------------
-
-
-def scaled(conv: SyntheticConversation, target_messages: int) -> list[dict[str, Any]]:
-    """Repeat the conversation until there are at least ``target_messages`` messages.
-
-    Copy ``k`` (from 1) suffixes every tool id with ``_r{k}`` so ids stay unique and
-    results stay paired, and marks its opening user text with ``[round k+1]``. The
-    copies are whole, so roles keep alternating and every call keeps its result.
-    """
-    if not conv.messages:
-        raise ValueError("cannot scale an empty conversation")
-    out: list[dict[str, Any]] = []
-    k = 0
-    while len(out) < target_messages:
-        for i, msg in enumerate(conv.messages):
-            new = copy.deepcopy(msg)
-            if k and isinstance(new["content"], list):
-                for block in new["content"]:
-                    for key in ("id", "tool_use_id"):
-                        if key in block and block.get("type") in ("tool_use", "tool_result"):
-                            block[key] = f"{block[key]}_r{k}"
-            if k and i == 0 and isinstance(new["content"], str):
-                new["content"] = f"[round {k + 1}] {new['content']}"
-            out.append(new)
-        k += 1
-    return out
