@@ -187,7 +187,12 @@ class Memory(AgentMemory, AdminMemory):
     ) -> ContextView:
         """Exactly what the next LLM call would get (recalled memories included), without compacting."""
         return context_service.render_context(
-            self.read_uow(), self.counter, conversation_id, defaults=self.thresholds, system=system, fmt=fmt,
+            self.read_uow(),
+            self.counter,
+            conversation_id,
+            defaults=self.thresholds,
+            system=system,
+            fmt=fmt,
             memory_budget=self.settings.memory_budget_tokens,
         )
 
@@ -259,6 +264,7 @@ class Memory(AgentMemory, AdminMemory):
             system=system,
             tools=tools,
             fmt=fmt,
+            read_uow_factory=self.read_uow,
         )
 
     # -- compaction -------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
   and enqueues a tick on the ``emergency`` queue without waiting; above hard compacts synchronously
   (lease, LLM-free steps first, summary under a deadline, offline fallback) and returns a context
   that fits. The only error is ``ContextOverflow``, when what cannot be compacted alone is too big.
+  Every call emits one canonical ``guard`` event (its action, decision and figures).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.context import ContextView, RenderFormat, budget_for, render_context
 from sleepcompact.services.conversations import utcnow
 from sleepcompact.services.ports import Summarizer, TaskQueue, TokenCounter, UnitOfWork
+from sleepcompact.telemetry import emit
 
 log = structlog.get_logger(__name__)
 
@@ -153,14 +155,17 @@ def prepare_context(
     system: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     fmt: RenderFormat = "anthropic",
+    read_uow_factory: Callable[[], UnitOfWork] | None = None,
 ) -> PreparedContext:
-    """The guard (see the module docstring)."""
+    """The guard (see the module docstring). ``read_uow_factory`` gives read-only units of work for the
+    rendering (on SQLite they never wait for the write lock); writes use ``uow_factory``."""
+    reads = read_uow_factory or uow_factory
     tools_list = [dict(t) for t in tools] if tools else None
     extra = tool_tokens(counter, tools_list)
 
     def render() -> ContextView:
         view = render_context(
-            uow_factory(),
+            reads(),
             counter,
             conversation_id,
             defaults=cfg.defaults,
@@ -177,13 +182,18 @@ def prepare_context(
     enabled = cfg.auto_compact and view.auto_compact is not False
     decision = decide(view.tokens, budget, auto_compact=enabled)
     if decision == "none":
+        _emit(view, "none", decision)
         return PreparedContext(view, tools_list, "none")
-    fixed = (counter.count(system) if system else 0) + extra + view.current_turn_tokens
+    # The system prompt and the tools are the caller's: no compaction can shrink them. (An oversized
+    # current turn can still be truncated middle-out by the ladder's last rung, so it is tried.)
+    fixed = (counter.count(system) if system else 0) + extra
     if decision == "overflow" or (decision == "compact_now" and budget.effective(fixed) > budget.usable):
         # Nothing compaction may touch would make room: say so with the numbers, and write nothing.
+        _emit(view, "overflow", decision)
         raise _overflow(view, budget.usable, system, extra, counter)
     if decision == "request_sleep":
         _request_sleep(uow_factory, queue, conversation_id, cfg.request_interval_s)
+        _emit(view, "sleep_requested", decision)
         return PreparedContext(view, tools_list, "sleep_requested")
     # Over hard: compact now. What is not the conversation's own rows is reserved out of the budget.
     reserved = (counter.count(system) if system else 0) + extra + view.memory_tokens
@@ -191,26 +201,33 @@ def prepare_context(
         uow_factory, counter, summarizer, conversation_id, cfg, factors, policy, budget.effective(reserved)
     )
     after = render()
+    compaction = outcome.status if outcome else None
     if after.tokens > budget.usable:
+        _emit(after, "overflow", decision, tokens_before=view.tokens, compaction=compaction)
         raise _overflow(after, budget.usable, system, extra, counter)
     action: Action = "fallback_compacted" if outcome and outcome.fallback else "emergency_compacted"
     if outcome is None or outcome.status not in ("applied", "discarded", "reused"):
         action = "emergency_compacted" if after.tokens < view.tokens else "none"
-    log.info(
-        "guard",
-        conversation_id=conversation_id,
-        action=action,
-        tokens_before=view.tokens,
-        tokens_after=after.tokens,
-        usable=budget.usable,
-        compaction=outcome.status if outcome else None,
-    )
+    _emit(after, action, decision, tokens_before=view.tokens, compaction=compaction)
     return PreparedContext(
         after,
         tools_list,
         action,
         compaction_id=outcome.compaction_id if outcome else None,
         reason=outcome.reason if outcome else "",
+    )
+
+
+def _emit(view: ContextView, action: str, decision: str, **extra: Any) -> None:
+    """The canonical ``guard`` line: what the call carries (``tokens``) against ``usable``."""
+    emit(
+        "guard",
+        conversation_id=view.conversation_id,
+        action=action,
+        decision=decision,
+        tokens=view.tokens,
+        usable=view.budget.usable,
+        **extra,
     )
 
 

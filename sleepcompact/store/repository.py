@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, null, select, update
 from sqlalchemy.orm import Session
 
 from sleepcompact.domain.messages import content_text
@@ -16,6 +16,9 @@ from sleepcompact.store.history import HistoryOperations
 from sleepcompact.store.mapping import compaction_record, conversation_record, dump_content, message_record
 from sleepcompact.store.models import Compaction, Conversation, Message
 from sleepcompact.store.ticks import SleepOperations
+
+_CONVERSATION_COLUMNS = tuple(getattr(Conversation, a.key) for a in Conversation.__mapper__.column_attrs)
+_LIVE_COLUMNS = tuple(getattr(Message, a.key) for a in Message.__mapper__.column_attrs if a.key != "raw")
 
 
 class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
@@ -51,9 +54,15 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         self.session.flush()
 
     def get_conversation(self, conversation_id: str) -> ConversationRecord | None:
-        """One conversation by primary key, or None."""
-        row = self.session.get(Conversation, conversation_id)
-        return conversation_record(row) if row is not None else None
+        """One conversation by primary key, or None.
+
+        A Core select of the mapped columns, not ``Session.get``: the guard's decision is this one read,
+        and the ORM's identity-map machinery was most of its cost (measured in ``bench/guard.py``).
+        """
+        row = self.session.execute(
+            select(*_CONVERSATION_COLUMNS).where(Conversation.id == conversation_id)
+        ).first()
+        return conversation_record(cast(Conversation, row)) if row is not None else None
 
     def list_conversations(self, limit: int = 1000) -> list[ConversationRecord]:
         """Conversations, most recently active first."""
@@ -157,12 +166,14 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
 
     def live_messages(self, conversation_id: str) -> list[MessageRecord]:
         """Rows the next call carries (served by the partial index ix_message_live)."""
-        rows = self.session.scalars(
-            select(Message)
+        # Plain rows without ``raw`` (the verbatim payload only export needs): building ORM objects for
+        # thousands of rows, and collecting them afterwards, was most of prepare_context's time.
+        rows = self.session.execute(
+            select(*_LIVE_COLUMNS, null().label("raw"))
             .where(Message.conversation_id == conversation_id, Message.state != "archived")
-            .order_by(Message.seq)
+            .order_by(Message.seq, Message.part)
         )
-        return [message_record(r) for r in rows]
+        return [message_record(cast(Message, r)) for r in rows]
 
     def all_messages(self, conversation_id: str) -> list[MessageRecord]:
         """Every row ever stored, archived ones included."""

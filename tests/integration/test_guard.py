@@ -344,3 +344,21 @@ def test_stale_sleep_requests_are_renewed_after_the_interval(guard_memory: Memor
         uow.commit()
     guard_memory.prepare_context(cid)
     assert guard_memory.conversation(cid).sleep_requested_at > utcnow() - timedelta(minutes=1)  # type: ignore[operator]
+
+
+def test_below_soft_the_guard_never_waits_for_a_writer(sqlite_url: str) -> None:
+    # SQLite: a long write transaction elsewhere (a worker applying a compaction) must not block reads.
+    mem = Memory(Settings(database_url=sqlite_url), queue=RecordingQueue())
+    cid = _coding(mem)
+    writer = mem.engine.connect()
+    held = writer.begin()  # BEGIN IMMEDIATE (the engine's rule for writers): the write lock is taken
+    try:
+        started = time.monotonic()
+        ctx = mem.prepare_context(cid, system=SYSTEM)
+        waited = time.monotonic() - started
+    finally:
+        held.rollback()
+        writer.close()
+    assert ctx.action == "none"
+    assert waited < 5  # the busy timeout is 30 s: a writing transaction would have waited it out
+    mem.close()
