@@ -6,7 +6,7 @@ import sys
 
 from scheduler.beat import create_beat_app
 from sleepcompact.config import Settings
-from sleepcompact.logs import configure_logging
+from sleepcompact.logs import configure_logging, is_json
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging(settings)
     app = create_beat_app(settings)
     args = [
+        *(["--quiet"] if is_json(settings) else []),  # the banner is not a JSON line
         "beat",
         "--loglevel",
         settings.log_level,

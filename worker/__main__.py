@@ -8,7 +8,8 @@ import sys
 from celery import Celery
 
 from sleepcompact.config import Settings
-from sleepcompact.logs import configure_logging
+from sleepcompact.logs import configure_logging, is_json
+from worker import metrics
 from worker.app import create_app
 
 
@@ -21,7 +22,8 @@ def ping(app: Celery) -> int:
 def main(argv: list[str] | None = None) -> None:
     """Start the worker; extra arguments go to ``celery worker`` (e.g. ``--concurrency 4``).
 
-    ``python -m worker ping`` instead checks that the worker on this host is alive.
+    ``python -m worker ping`` instead checks that the worker on this host is alive. With
+    ``SLEEPCOMPACT_METRICS_PORT`` set, Prometheus metrics are served on that port (``worker.metrics``).
     """
     settings = Settings.from_env()
     configure_logging(settings)
@@ -30,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     if extra[:1] == ["ping"]:
         sys.exit(ping(app))
     args = [
+        *(["--quiet"] if is_json(settings) else []),  # the banner is not a JSON line
         "worker",
         "--queues",
         "emergency,sleep,admin",
@@ -39,7 +42,12 @@ def main(argv: list[str] | None = None) -> None:
         "--without-mingle",
         *extra,
     ]
-    app.worker_main(args)
+    # Before worker_main: the pool forks its children there, and they must inherit the metrics setup.
+    multiproc_dir = metrics.enable(settings)
+    try:
+        app.worker_main(args)
+    finally:
+        metrics.disable(multiproc_dir)
 
 
 if __name__ == "__main__":

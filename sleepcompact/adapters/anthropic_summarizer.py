@@ -6,6 +6,9 @@ time, honouring ``retry-after``. Errors are mapped to transient (429, 529,
 5xx, timeouts, connection errors) and permanent (400, 401, 403, 404, and a
 429 that reports a spend limit); only transient ones are retried, here or by
 the worker's autoretry.
+
+Every request emits one canonical ``llm_call`` event (model, purpose, latency, usage, cost, outcome),
+and every batch result read back one with ``batch=True`` (its latency is the batch's, so none).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from sleepcompact.domain.errors import (
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.rescoring import build_rescoring_prompt, parse_scores
 from sleepcompact.services.ports import SummaryResult
+from sleepcompact.telemetry import emit
 
 log = structlog.get_logger(__name__)
 
@@ -169,8 +173,61 @@ class AnthropicSummarizer:
     ) -> SummaryResult:
         """One summary, retrying transient errors within the policy and the optional monotonic deadline."""
         params = self.request_params(request, prompt)
-        return self._with_retries(
-            lambda: self.parse(self._client.messages.create(**params), params, batch=False), deadline
+        return self._with_retries(lambda: self._summary_call(params), deadline)
+
+    def _summary_call(self, params: dict[str, Any]) -> SummaryResult:
+        """One Messages call for a summary; its ``llm_call`` event says whether the reply was usable."""
+        started = time.monotonic()
+        return self._checked(self._create(params, "summary", started), params, started, batch=False)
+
+    def _checked(
+        self, response: Any, params: dict[str, Any], started: float | None, *, batch: bool
+    ) -> SummaryResult:
+        """``_parse``, emitting the reply's ``llm_call`` event: usable or not, it was paid for."""
+        try:
+            result = self._parse(response, params, batch=batch)
+        except InvalidSummary as exc:
+            self._emit_call("summary", started, response, "invalid", batch=batch, error=type(exc).__name__)
+            raise
+        self._emit_call("summary", started, response, "ok", batch=batch)
+        return result
+
+    def _create(self, params: dict[str, Any], purpose: str, started: float) -> Any:
+        """``messages.create``; a failed request emits its ``llm_call`` here (the error type, never text)."""
+        try:
+            return self._client.messages.create(**params)
+        except Exception as exc:
+            error = classify(exc)
+            outcome = "transient_error" if error.transient else "permanent_error"
+            self._emit_call(purpose, started, None, outcome, error=type(exc).__name__)
+            raise
+
+    def _emit_call(
+        self,
+        purpose: str,
+        started: float | None,
+        response: Any,
+        outcome: str,
+        *,
+        batch: bool = False,
+        error: str | None = None,
+    ) -> None:
+        """The canonical ``llm_call`` line; a reply that was paid for is counted even when unusable."""
+        usage = getattr(response, "usage", None)
+        tokens_in = int(getattr(usage, "input_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "output_tokens", 0) or 0)
+        emit(
+            "llm_call",
+            provider=self.provider,
+            model=self.model,
+            purpose=purpose,
+            outcome=outcome,
+            batch=batch,
+            ms=None if started is None else int((time.monotonic() - started) * 1000),
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cost_usd=cost_usd(self.model, tokens_in, tokens_out, batch=batch),
+            error=error,
         )
 
     def rescore(self, texts: Sequence[str]) -> list[int]:
@@ -191,20 +248,25 @@ class AnthropicSummarizer:
             "system": prompt.system,
             "messages": [{"role": "user", "content": prompt.user}],
         }
-        response: Any = self._with_retries(lambda: self._client.messages.create(**params), None)
-        usage = response.usage
-        log.info(
-            "rescoring_call",
-            entries=len(texts),
-            input_tokens=int(usage.input_tokens),
-            output_tokens=int(usage.output_tokens),
-            cost_usd=cost_usd(self.model, int(usage.input_tokens), int(usage.output_tokens)),
-        )
+        started = 0.0
+
+        def call() -> Any:
+            nonlocal started
+            started = time.monotonic()
+            return self._create(params, "rescore", started)
+
+        response: Any = self._with_retries(call, None)
         stop = getattr(response, "stop_reason", None)
-        if stop in ("max_tokens", "refusal"):
-            raise InvalidScores(f"the rescoring reply stopped early ({stop})")
         text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text")
-        return parse_scores(text, len(texts))
+        try:
+            if stop in ("max_tokens", "refusal"):
+                raise InvalidScores(f"the rescoring reply stopped early ({stop})")
+            scores = parse_scores(text, len(texts))
+        except InvalidScores as exc:
+            self._emit_call("rescore", started, response, "invalid", error=type(exc).__name__)
+            raise
+        self._emit_call("rescore", started, response, "ok")
+        return scores
 
     def _with_retries(self, call: Callable[[], T], deadline: float | None) -> T:
         """``call()``, retrying transient errors within the policy and the optional monotonic deadline.
@@ -229,7 +291,17 @@ class AnthropicSummarizer:
                 self._sleep(wait)
 
     def parse(self, response: Any, params: dict[str, Any], *, batch: bool) -> SummaryResult:
-        """Validate a Messages API response and turn it into a result (cut off, refusal or empty: invalid)."""
+        """Validate a Messages API response and turn it into a result (cut off, refusal or empty: invalid).
+
+        A batch result is read back once, through here: its ``llm_call`` event (no latency) is emitted
+        here; a direct call's is emitted by ``summarize``, which knows how long it took.
+        """
+        if batch:
+            return self._checked(response, params, None, batch=True)
+        return self._parse(response, params, batch=False)
+
+    def _parse(self, response: Any, params: dict[str, Any], *, batch: bool) -> SummaryResult:
+        """``parse`` without the event."""
         stop = getattr(response, "stop_reason", None)
         text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text")
         if stop == "max_tokens":

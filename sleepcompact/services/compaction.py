@@ -5,12 +5,13 @@ The database is the truth. The snapshot fixes the live rows and the
 open; the apply is one transaction that first moves the epoch on with a
 compare-and-set. If anyone else compacted, cleared or restored meanwhile, the
 CAS fails and the result is discarded (and recorded). Messages appended
-meanwhile have seqs above the snapshot and are never touched.
+meanwhile have seqs above the snapshot and are never touched. Every call but a dry run emits exactly
+one canonical ``compaction`` event, whatever its outcome (``OutcomeReporter``).
 """
 
 from __future__ import annotations
 
-import functools
+import contextvars
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from sleepcompact.domain.records import CompactionRecord, NewMessage
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.compaction_records import (
     CompactionOutcome,
+    OutcomeReporter,
     _bare_record,
     _input_hash,
     _journal,
@@ -78,7 +80,8 @@ def _summarize(
         reason = f"{type(exc).__name__}: {exc}"
         if not fallback:
             raise SummarizerFailed(reason, exc) from exc
-        log.warning("summarizer_fallback", provider=summarizer.provider, reason=reason)
+        # The type only: an exception's message may quote the prompt (the record keeps the full reason).
+        log.warning("summarizer_fallback", provider=summarizer.provider, error=type(exc).__name__)
         text = offline_summary(inp, count)
         return SummaryResult(text=text, provider="offline", model="offline"), reason
 
@@ -93,7 +96,8 @@ def _call_with_deadline(
     if deadline_s is None:
         return summarizer.summarize(inp, prompt)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summarize")
-    future = pool.submit(summarizer.summarize, inp, prompt)
+    # In the caller's context, so what the summarizer logs keeps the bound ids (task, conversation).
+    future = pool.submit(contextvars.copy_context().run, summarizer.summarize, inp, prompt)
     pool.shutdown(wait=False)
     try:
         return future.result(timeout=max(0.0, deadline_s))
@@ -155,18 +159,12 @@ def compact(
     budget = budget_for(conv, defaults, factors, reserved=reserved_tokens)
     policy = conversation_policy(conv, policy)
     snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
-    base = functools.partial(
-        CompactionOutcome,
-        conversation_id=conversation_id,
-        trigger=trigger,
-        usable=budget.usable,
-        target=budget.target,
-    )
+    report = OutcomeReporter(conversation_id, conv.tenant_id, trigger, budget, started)
 
     last = history[-1] if history else None
     stalled = trigger == "sleep" and not force and last is not None and last.status == "stalled"
     if stalled and last is not None and conv.live_tokens < last.tokens_before * (1 + policy.stall_ratio):
-        return base(
+        return report.done(
             status="backoff",
             tokens_before=conv.live_tokens,
             tokens_after=conv.live_tokens,
@@ -175,7 +173,7 @@ def compact(
 
     p = plan(snapshot, budget, policy, counter.count, force_summary=force)
     if dry_run:
-        return base(
+        return report.outcome(
             status="dry_run",
             tokens_before=p.tokens_before,
             tokens_after=p.tokens_after,
@@ -186,7 +184,7 @@ def compact(
         # Nothing the ladder may do brings it under the target: that is a stall, recorded and backed off.
         record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))
         _record_only(uow_factory, record, "stalled", p.reason)
-        return base(
+        return report.done(
             status="stalled",
             compaction_id=record.id,
             tokens_before=p.tokens_before,
@@ -194,7 +192,7 @@ def compact(
             reason=p.reason,
         )
     if p.is_noop:
-        return base(
+        return report.done(
             status="noop",
             tokens_before=p.tokens_before,
             tokens_after=p.tokens_before,
@@ -218,9 +216,10 @@ def compact(
         # summary fails the compaction (history untouched) and transient errors go back to the retrier.
         allow = (trigger == "emergency") if fallback is None else fallback
         try:
-            result, fallback_reason = _summarize(
-                summarizer, inp, p.summary.tokens_replaced, counter.count, instructions, allow, deadline_s
-            )
+            with report.llm():
+                result, fallback_reason = _summarize(
+                    summarizer, inp, p.summary.tokens_replaced, counter.count, instructions, allow, deadline_s
+                )
         except DeferToBatch as deferred:
             record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))
             record = _with(record, summarizer_provider=summarizer.provider, summarizer_model=summarizer.model)
@@ -235,7 +234,7 @@ def compact(
                 }
                 uow.repo.add_compaction(_with(record, status="running", llm_batch=True), meta=pending)
                 uow.commit()
-            return base(
+            return report.done(
                 status="deferred",
                 compaction_id=record.id,
                 tokens_before=p.tokens_before,
@@ -246,22 +245,16 @@ def compact(
             record = _bare_record(conversation_id, trigger, conv, p.tokens_before, _input_hash(rows))
             record = _with(record, summarizer_provider=summarizer.provider, summarizer_model=summarizer.model)
             _record_only(uow_factory, record, "failed", failed.reason)
-            log.warning(
-                "compaction",
-                conversation_id=conversation_id,
-                trigger=trigger,
-                outcome="failed",
-                reason=failed.reason[:300],
-            )
-            if isinstance(failed.cause, TransientLLMError):
-                raise failed.cause from None
-            return base(
+            outcome = report.done(
                 status="failed",
                 compaction_id=record.id,
                 tokens_before=p.tokens_before,
                 tokens_after=p.tokens_before,
                 reason=failed.reason,
             )
+            if isinstance(failed.cause, TransientLLMError):
+                raise failed.cause from None  # the worker's retrier runs it again
+            return outcome
         summary_content = f"{SUMMARY_PREFIX}{note}{result.text.strip()}"
         summary_tokens = part_tokens(summary_content, counter.count)
         p = with_summary_size(p, summary_tokens)
@@ -298,7 +291,9 @@ def compact(
     )
     if saved < policy.stall_ratio * max(p.tokens_before, 1) and not force:
         _record_only(uow_factory, record, "stalled", f"saved {saved} of {p.tokens_before} tokens (< 5%)")
-        return base(
+        return report.done(
+            result=result,
+            fallback_reason=fallback_reason,
             status="stalled",
             compaction_id=compaction_id,
             tokens_before=p.tokens_before,
@@ -363,8 +358,9 @@ def compact(
             uow.commit()
     if lost:
         _record_only(uow_factory, record, "discarded", "lost race: the conversation was compacted meanwhile")
-        log.info("compaction", conversation_id=conversation_id, trigger=trigger, outcome="discarded")
-        return base(
+        return report.done(
+            result=result,
+            fallback_reason=fallback_reason,
             status="discarded",
             compaction_id=compaction_id,
             tokens_before=p.tokens_before,
@@ -372,20 +368,9 @@ def compact(
             reason="lost race: another compaction applied first; nothing written",
             steps=steps,
         )
-    log.info(
-        "compaction",
-        conversation_id=conversation_id,
-        tenant_id=conv.tenant_id,
-        trigger=trigger,
-        outcome="applied",
-        tokens_before=p.tokens_before,
-        tokens_after=tokens_after,
-        percent_of_usable=budget.percent_of_usable(tokens_after),
-        steps=[s["step"] for s in steps],
-        llm_ms=record.duration_ms,
-        fallback=bool(fallback_reason),
-    )
-    return base(
+    return report.done(
+        result=result,
+        fallback_reason=fallback_reason,
         status="applied",
         compaction_id=compaction_id,
         tokens_before=p.tokens_before,

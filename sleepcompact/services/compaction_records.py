@@ -9,17 +9,23 @@ entries written before facts leave the live context, and the conversation's own 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+import structlog
+
+from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import InvalidSummary
 from sleepcompact.domain.extraction import extract_facts
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord
 from sleepcompact.services.conversations import new_id, utcnow
-from sleepcompact.services.ports import UnitOfWork
+from sleepcompact.services.ports import SummaryResult, UnitOfWork
+from sleepcompact.telemetry import emit
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,7 @@ class CompactionOutcome:
     """What a compaction did, in the figures an operator reads."""
 
     conversation_id: str
-    status: str  # applied, noop, stalled, discarded, backoff, dry_run
+    status: str  # applied, noop, stalled, discarded, failed, backoff, deferred, dry_run (reused: the guard)
     trigger: str
     tokens_before: int
     tokens_after: int
@@ -155,3 +161,90 @@ def conversation_policy(conv: ConversationRecord, default: Policy) -> Policy:
     overrides = conv.metadata.get("policy") or {}
     known = {f.name for f in fields(Policy)}
     return replace(default, **{k: v for k, v in overrides.items() if k in known})
+
+
+@dataclass
+class OutcomeReporter:
+    """Builds the outcomes of one ``compact`` call and emits its one canonical ``compaction`` event.
+
+    Every way a compaction ends but the dry run goes through ``done``, so each call yields exactly one
+    line (and one metrics observation) with the same fields, whatever the outcome.
+    """
+
+    conversation_id: str
+    tenant_id: str | None
+    trigger: str
+    budget: Budget
+    started: float
+    llm_ms: int | None = None
+
+    def outcome(self, **values: Any) -> CompactionOutcome:
+        """The outcome, without an event (the dry run: nothing happened)."""
+        return CompactionOutcome(
+            conversation_id=self.conversation_id,
+            trigger=self.trigger,
+            usable=self.budget.usable,
+            target=self.budget.target,
+            **values,
+        )
+
+    def done(
+        self, *, result: SummaryResult | None = None, fallback_reason: str | None = None, **values: Any
+    ) -> CompactionOutcome:
+        """The outcome, after emitting its canonical event (``result``: the summary, if one was paid for)."""
+        out = self.outcome(**values)
+        fields = compaction_fields(out, self, result, fallback_reason)
+        emit("compaction", level="warning" if out.status == "failed" else "info", **fields)
+        return out
+
+    @contextmanager
+    def llm(self) -> Iterator[None]:
+        """Time the summarizer call, with the conversation bound to every line it logs (``llm_call``...)."""
+        started = time.monotonic()
+        try:
+            with structlog.contextvars.bound_contextvars(
+                conversation_id=self.conversation_id, tenant_id=self.tenant_id
+            ):
+                yield
+        finally:
+            self.llm_ms = int((time.monotonic() - started) * 1000)
+
+
+def compaction_fields(
+    out: CompactionOutcome,
+    reporter: OutcomeReporter,
+    result: SummaryResult | None,
+    fallback_reason: str | None,
+) -> dict[str, Any]:
+    """The canonical ``compaction`` line (DESIGN section 9): figures only, never message content.
+
+    Failure reasons can quote whatever an exception carried (a custom summarizer's error may echo its
+    prompt), so only the exception's type is logged; the full reason is in the compaction's record.
+    """
+    applied = out.status == "applied"
+    steps_saved: dict[str, int] = {}
+    for step in out.steps if applied else []:
+        steps_saved[step["step"]] = steps_saved.get(step["step"], 0) + int(step.get("tokens_saved", 0))
+    error = fallback_reason or (out.reason if out.status == "failed" else None)
+    return {
+        "conversation_id": out.conversation_id,
+        "tenant_id": reporter.tenant_id,
+        "trigger": out.trigger,
+        "outcome": out.status,
+        "compaction_id": out.compaction_id,
+        "tokens_before": out.tokens_before,
+        "tokens_after": out.tokens_after,
+        "tokens_saved": max(0, out.tokens_before - out.tokens_after) if applied else 0,
+        "percent_of_usable": reporter.budget.percent_of_usable(out.tokens_after),
+        "steps": list(dict.fromkeys(s["step"] for s in out.steps)),
+        "steps_saved": steps_saved,
+        "duration_ms": int((time.monotonic() - reporter.started) * 1000),
+        "llm_ms": reporter.llm_ms,
+        "llm_model": result.model if result else None,
+        "llm_input_tokens": result.input_tokens if result else 0,
+        "llm_output_tokens": result.output_tokens if result else 0,
+        "cost_usd": result.cost_usd if result else 0.0,
+        "fallback": fallback_reason is not None,
+        "error": error.split(":", 1)[0] if error else None,
+        "reason": None if out.status == "failed" else out.reason,
+    }

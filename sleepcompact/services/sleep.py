@@ -7,10 +7,13 @@ run again: consolidation finds nothing pending twice, and the compaction's epoch
 
 The tick holds the conversation's lease while it works, with an owner named after the tick, so a
 redelivered copy of the same tick takes the lease over at once while any other worker backs off.
+Every call emits one canonical ``sleep_tick`` event: its outcome (done, already_done, busy, error), how
+long it waited in the queue, and what it did.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,8 +31,7 @@ from sleepcompact.services.conversations import utcnow
 from sleepcompact.services.journal import rescore_pending
 from sleepcompact.services.memories import consolidate_agent
 from sleepcompact.services.ports import Rescorer, Summarizer, TokenCounter, UnitOfWork
-
-log = structlog.get_logger(__name__)
+from sleepcompact.telemetry import emit
 
 ENTRY_TRIGGER = 100
 """Live messages that trigger a compaction whatever the tokens (memory-manager seed; 0 turns it off)."""
@@ -75,35 +77,72 @@ def sleep_tick(
     ``TransientLLMError`` from the LLM helpers, so the task is retried.
     """
     owner = lease_owner(tick_key)
+    started = time.monotonic()
     with uow_factory() as uow:
         conv = uow.repo.get_conversation(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
+        tenant_id = conv.tenant_id
         done = uow.repo.tick(conversation_id, tick_key)
         if done is not None and done["status"] == "done":
+            _emit(conversation_id, tenant_id, tick_key, "already_done", None, started)
             return {**done["result"], "already_done": True}
         if not uow.repo.acquire_lease(conversation_id, owner, utcnow(), options.lease_seconds):
+            _emit(conversation_id, tenant_id, tick_key, "busy", None, started)
             raise ConversationBusy(conversation_id)
-        uow.repo.start_tick(conversation_id, tick_key, utcnow())
+        now = utcnow()
+        # Queue lag: from being queued (or re-queued by a sweep) to its first start; a redelivered tick
+        # (already running once) or one run directly, never queued, has none.
+        lag = None
+        if done is not None and done["status"] == "queued":
+            lag = max(0.0, (now - done["queued_at"]).total_seconds())
+        uow.repo.start_tick(conversation_id, tick_key, now)
         uow.commit()
     try:
-        result = _work(uow_factory, counter, summarizer, conversation_id, tick_key, options)
-    except BaseException:
+        with structlog.contextvars.bound_contextvars(conversation_id=conversation_id, tenant_id=tenant_id):
+            result = _work(uow_factory, counter, summarizer, conversation_id, tick_key, options)
+    except BaseException as exc:
         # Let the guard or a retry in at once rather than after the lease expires.
         leases.release(uow_factory, conversation_id, owner)
+        _emit(conversation_id, tenant_id, tick_key, "error", lag, started, error=type(exc).__name__)
         raise
     with uow_factory() as uow:
         uow.repo.finish_tick(conversation_id, tick_key, result, utcnow())
         uow.repo.release_lease(conversation_id, owner)
         uow.commit()
-    log.info(
-        "sleep_tick",
-        conversation_id=conversation_id,
-        tick_key=tick_key,
+    _emit(
+        conversation_id,
+        tenant_id,
+        tick_key,
+        "done",
+        lag,
+        started,
         compaction=result["compaction"]["status"],
         memories_created=result["consolidation"].get("created", 0),
     )
     return result
+
+
+def _emit(
+    conversation_id: str,
+    tenant_id: str | None,
+    tick_key: str,
+    outcome: str,
+    queue_lag_s: float | None,
+    started: float,
+    **extra: Any,
+) -> None:
+    """The canonical ``sleep_tick`` line."""
+    emit(
+        "sleep_tick",
+        conversation_id=conversation_id,
+        tenant_id=tenant_id,
+        tick_key=tick_key,
+        outcome=outcome,
+        queue_lag_s=None if queue_lag_s is None else round(queue_lag_s, 3),
+        duration_ms=int((time.monotonic() - started) * 1000),
+        **extra,
+    )
 
 
 def _work(

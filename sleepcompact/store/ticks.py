@@ -7,7 +7,7 @@ batches of bounded size and never holds one long transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
@@ -36,7 +36,7 @@ class SleepOperations:
     # -- ticks --------------------------------------------------------------------------------------------
 
     def tick(self, conversation_id: str, tick_key: str) -> dict[str, Any] | None:
-        """A sleep tick by its key, if it was ever queued or started."""
+        """A sleep tick by its key, if it was ever queued or started (``queued_at``: when last enqueued)."""
         row = self.session.scalar(
             select(SleepTick).where(
                 SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key
@@ -44,7 +44,9 @@ class SleepOperations:
         )
         if row is None:
             return None
-        return {"id": row.id, "status": row.status, "result": dict(row.result or {})}
+        # SQLite hands back naive datetimes; they were written in UTC.
+        queued_at = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
+        return {"id": row.id, "status": row.status, "result": dict(row.result or {}), "queued_at": queued_at}
 
     def ticks(self, conversation_id: str) -> list[dict[str, Any]]:
         """Every sleep tick of a conversation, oldest first."""
