@@ -307,6 +307,11 @@ class Repository(Protocol):
         """Fold one observation into a family's factor; returns the new factor."""
         ...
 
+    def message_timeline(self, conversation_id: str) -> list[tuple[int, int, str, int, datetime]]:
+        """(id, seq, kind, original token_count, created_at) of every row, archived ones included,
+        by seq and part; no content, so a report over a long conversation stays cheap."""
+        ...
+
 
 class UnitOfWork(Protocol):
     """One transaction. Leaving the ``with`` block without ``commit()`` rolls back."""

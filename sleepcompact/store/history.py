@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, text, update
@@ -254,3 +254,22 @@ class HistoryOperations:
         row.updated_at = now
         self.session.flush()
         return row.factor
+
+    # -- reports ----------------------------------------------------------------------------------------
+
+    def message_timeline(self, conversation_id: str) -> list[tuple[int, int, str, int, datetime]]:
+        """(id, seq, kind, original token_count, created_at) of every row, archived ones included.
+
+        Only these columns are read (no content, no live view): a report over a long conversation
+        with large tool outputs must not load them all.
+        """
+        rows = self.session.execute(
+            select(Message.id, Message.seq, Message.kind, Message.token_count, Message.created_at)
+            .where(Message.conversation_id == conversation_id)
+            .order_by(Message.seq, Message.part)
+        ).all()
+        # SQLite hands back naive datetimes; everything we store is UTC (as in store.mapping).
+        return [
+            (int(i), int(seq), str(kind), int(tokens), at if at.tzinfo else at.replace(tzinfo=UTC))
+            for i, seq, kind, tokens, at in rows
+        ]
