@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import InvalidSetting
 from sleepcompact.domain.ladder import Policy
+from sleepcompact.evaluation import POLICIES, PolicyResult, evaluate
 from sleepcompact.services import batches
 from sleepcompact.services import rerun as rerun_service
 from sleepcompact.services.batches import BatchReport, BatchSummarizer
@@ -28,8 +31,48 @@ class AdminMemory:
         def uow(self) -> SqlUnitOfWork: ...
         @property
         def thresholds(self) -> Thresholds: ...
+        def import_(self, data: Path, *, all_records: bool, tenant_id: str, agent_id: str) -> list[str]: ...
+        def export(self, conversation_id: str) -> dict[str, Any]: ...
         @property
         def summarizer(self) -> Summarizer: ...
+
+    def evaluate(
+        self,
+        files: Sequence[Path],
+        *,
+        windows: Sequence[int],
+        policies: Sequence[str] = POLICIES,
+        tick_every: int = 40,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[int, list[PolicyResult]]:
+        """Replay every conversation in ``files`` (any format ``import`` reads) under each policy, per window.
+
+        The files are read through this Memory's import (so ids are normalized the same way for every
+        policy); each policy then runs on its own scratch copy with the offline summarizer.
+        """
+        conversations = []
+        for path in files:
+            for cid in self.import_(path, all_records=True, tenant_id="eval", agent_id=path.stem):
+                conversations.append(self.export(cid)["appended"])
+        offline = self.settings.with_overrides(summarizer="offline")
+
+        def scratch_memory(url: str) -> Any:
+            from sleepcompact.api import Memory
+
+            return Memory(offline.with_overrides(database_url=url), counter=self.counter, queue=_NoQueue())
+
+        return {
+            window: evaluate(
+                conversations,
+                window=window,
+                policies=policies,
+                tick_every=tick_every,
+                memory_factory=scratch_memory,
+                count=self.counter.count,
+                progress=progress,
+            )
+            for window in windows
+        }
 
     def rerun(
         self,
@@ -93,3 +136,10 @@ class AdminMemory:
         if not hasattr(summarizer, "submit_batch"):
             raise InvalidSetting(f"the {summarizer.provider} summarizer has no batch API; use compact()")
         return summarizer  # type: ignore[return-value]
+
+
+class _NoQueue:
+    """The evaluation runs sleep ticks itself (every K messages); the guard's requests go nowhere."""
+
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
+        """Drop the tick."""

@@ -365,6 +365,8 @@ def main() -> None:
 # The compaction commands live beside this module; importing it registers them on ``app``.
 from sleepcompact.cli import agents as _agents  # noqa: E402
 from sleepcompact.cli import compactions as _compactions  # noqa: E402
+from sleepcompact.cli import evaluation as _evaluation  # noqa: E402
 from sleepcompact.cli import processes as _processes  # noqa: E402
+from sleepcompact.cli import report as _report  # noqa: E402
 
-__all__ = ["_agents", "_compactions", "_processes", "app", "main"]
+__all__ = ["_agents", "_compactions", "_evaluation", "_processes", "_report", "app", "main"]

@@ -1,0 +1,249 @@
+"""The context policies the evaluation compares, each behind the same small interface.
+
+Every policy sees the same messages in the same order and uses the same offline summarizer, so the
+comparison is about the policy. The three baselines keep their context in memory as rows (the same
+row model and token counts as sleepcompact's store); ``sleepcompact`` is the real thing: a ``Memory``
+on a scratch SQLite database, the guard before every assistant message and sleep ticks every K messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from sleepcompact.domain.budget import Budget
+from sleepcompact.domain.errors import ContextOverflow
+from sleepcompact.domain.ladder import Policy as LadderPolicy
+from sleepcompact.domain.messages import content_text, normalize, part_tokens
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
+from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.summary import offline_summary
+
+POLICIES = ("truncate", "mask-then-summarize-all", "summarize-only", "sleepcompact")
+CLEARED = "[Old tool result content cleared]"  # BaseAgent's marker
+
+
+@dataclass
+class Seen:
+    """What the model got for one call: its tokens (counted) and its text (for recall)."""
+
+    tokens: int
+    text: str
+    overflow: bool = False
+
+
+@dataclass
+class Costs:
+    """Compactions by trigger, tokens saved by step, and the summarizer's input and output tokens."""
+
+    compactions: dict[str, int] = field(default_factory=dict)
+    saved_by_step: dict[str, int] = field(default_factory=dict)
+    summarizer_in: int = 0
+    summarizer_out: int = 0
+
+    def add(self, trigger: str, step: str, saved: int) -> None:
+        """Count one compaction step."""
+        self.compactions[trigger] = self.compactions.get(trigger, 0) + 1
+        self.saved_by_step[step] = self.saved_by_step.get(step, 0) + max(0, saved)
+
+
+def all_text(value: Any) -> str:
+    """Every string inside rendered messages (text, tool inputs, tool results), joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        skip = ("type", "id", "tool_use_id", "role")
+        return "\n".join(all_text(v) for k, v in value.items() if k not in skip)
+    if isinstance(value, list):
+        return "\n".join(all_text(v) for v in value)
+    return ""
+
+
+class Policy(Protocol):
+    """Append messages; before each assistant message, say what the model would see."""
+
+    name: str
+    costs: Costs
+
+    def append(self, message: Mapping[str, Any]) -> None: ...
+
+    def before_call(self) -> Seen: ...
+
+    def tick(self) -> None: ...
+
+
+class _Rows:
+    """A baseline's context: rows with sleepcompact's row model and token counts."""
+
+    def __init__(self, budget: Budget, count: Callable[[str], int]) -> None:
+        self.budget = budget
+        self.count = count
+        self.rows: list[MessageRecord] = []
+        self._seq = 0
+        self.costs = Costs()
+
+    def append(self, message: Mapping[str, Any]) -> None:
+        self._seq += 1
+        now = datetime.now(UTC)
+        for i, part in enumerate(normalize(message).parts):
+            tokens = part_tokens(part.content, self.count)
+            self.rows.append(
+                MessageRecord(
+                    id=self._seq * 100 + i,
+                    conversation_id="eval",
+                    seq=self._seq,
+                    part=i,
+                    role=part.role,
+                    kind=part.kind,
+                    content=part.content,
+                    raw=None,
+                    tool_name=part.tool_name,
+                    tool_call_id=part.tool_call_id,
+                    token_count=tokens,
+                    state="live",
+                    live_content=None,
+                    live_tokens=tokens,
+                    created_at=now,
+                )
+            )
+
+    def tokens(self) -> int:
+        return sum(r.live_tokens for r in self.rows)
+
+    def seen(self) -> Seen:
+        tokens = self.tokens()
+        text = "\n".join(content_text(r.view) for r in self.rows)
+        return Seen(tokens, text, overflow=tokens > self.budget.usable)
+
+    def tick(self) -> None:
+        """The baselines have no sleep: they act only when a call would not fit."""
+
+    def summarize(self, rows: list[MessageRecord], trigger: str) -> MessageRecord:
+        """Fold ``rows`` (a previous summary among them rolls in) into one summary row."""
+        previous = next((r for r in rows if r.kind == "summary"), None)
+        body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
+        originals = tuple(r for r in rows if r.kind != "summary")
+        replaced = sum(r.live_tokens for r in rows)
+        # The same size rule as sleepcompact's ladder: 30% of what it replaces, within the window's cap.
+        ladder = LadderPolicy()
+        cap = max(48, min(ladder.summary_cap(self.budget.usable), int(replaced * ladder.summary_ratio)))
+        text = SUMMARY_PREFIX + offline_summary(SummaryInput(originals, body, cap), self.count)
+        tokens = part_tokens(text, self.count)
+        self.costs.summarizer_in += sum(r.live_tokens for r in originals)
+        self.costs.summarizer_out += tokens
+        self.costs.add(trigger, "summarize", replaced - tokens)
+        return replace(
+            rows[0], kind="summary", role="user", content=text, live_content=None, live_tokens=tokens
+        )
+
+
+def _turn_starts(rows: list[MessageRecord]) -> list[int]:
+    return [i for i, r in enumerate(rows) if r.role == "user" and r.kind == "message"]
+
+
+class Truncate(_Rows):
+    """Drop the oldest whole turns until the call is back under the hard threshold."""
+
+    name = "truncate"
+
+    def before_call(self) -> Seen:
+        if self.tokens() > self.budget.hard:
+            before = self.tokens()
+            while self.tokens() > self.budget.hard:
+                starts = [i for i in _turn_starts(self.rows) if i > 0]
+                if not starts:
+                    break  # one turn left: it is sent as it is (and may overflow)
+                self.rows = self.rows[starts[0] :]
+            self.costs.add("emergency", "truncate", before - self.tokens())
+        return self.seen()
+
+
+class SummarizeOnly(_Rows):
+    """Over hard: fold everything before the last two user turns into one rolling summary."""
+
+    name = "summarize-only"
+
+    def before_call(self) -> Seen:
+        if self.tokens() > self.budget.hard:
+            starts = _turn_starts(self.rows)
+            cut = starts[-2] if len(starts) >= 2 else 0
+            if cut > 0:
+                self.rows = [self.summarize(self.rows[:cut], "emergency"), *self.rows[cut:]]
+        return self.seen()
+
+
+class MaskThenSummarizeAll(_Rows):
+    """BaseAgent's two passes: clear old tool output (protect the recent, prune only if it saves enough),
+    then, if still over, replace the whole history by one summary."""
+
+    name = "mask-then-summarize-all"
+
+    def before_call(self) -> Seen:
+        if self.tokens() <= self.budget.hard:
+            return self.seen()
+        protect = min(40_000, self.budget.usable // 4)
+        minimum = min(20_000, self.budget.usable // 10)
+        starts = _turn_starts(self.rows)
+        protected_from = starts[-2] if len(starts) >= 2 else 0
+        seen_tool, prune, saving = 0, [], 0
+        for i in range(protected_from - 1, -1, -1):
+            row = self.rows[i]
+            if row.kind != "tool_result" or row.live_content is not None:
+                continue
+            seen_tool += row.live_tokens
+            if seen_tool > protect:
+                prune.append(i)
+                saving += row.live_tokens
+        if saving > minimum:
+            cleared = part_tokens(CLEARED, self.count)
+            for i in prune:
+                self.rows[i] = replace(self.rows[i], live_content=CLEARED, live_tokens=cleared)
+            self.costs.add("emergency", "mask", saving - cleared * len(prune))
+        if self.tokens() > self.budget.hard:
+            self.rows = [self.summarize(self.rows, "emergency")]
+        return self.seen()
+
+
+class Sleepcompact:
+    """The full pipeline: a real ``Memory`` (scratch SQLite), the guard before every call, sleep ticks."""
+
+    name = "sleepcompact"
+
+    def __init__(self, memory: Any, conversation_id: str) -> None:
+        self.memory = memory
+        self.cid = conversation_id
+        self.costs = Costs()
+        self._ticks = 0
+
+    def append(self, message: Mapping[str, Any]) -> None:
+        self.memory.append(self.cid, dict(message))
+
+    def before_call(self) -> Seen:
+        try:
+            ctx = self.memory.prepare_context(self.cid)
+            view, overflow = ctx.view, False
+        except ContextOverflow:
+            view, overflow = self.memory.context(self.cid), True
+        text = all_text(view.messages)
+        return Seen(view.counted_tokens, text, overflow=overflow or view.counted_tokens > view.budget.usable)
+
+    def tick(self) -> None:
+        self._ticks += 1
+        self.memory.sleep_tick(self.cid, f"eval-{self._ticks}")
+
+    def finish(self) -> None:
+        """Read the costs back from the compaction records."""
+        for h in self.memory.history(self.cid):
+            if h["status"] != "applied":
+                continue
+            self.costs.compactions[h["trigger"]] = self.costs.compactions.get(h["trigger"], 0) + 1
+            for step in h["steps"]:
+                name = step["step"]
+                self.costs.saved_by_step[name] = self.costs.saved_by_step.get(name, 0) + step["tokens_saved"]
+            if h.get("summary"):
+                out = part_tokens(h["summary"], self.memory.counter.count)
+                saved = sum(s["tokens_saved"] for s in h["steps"] if s["step"] == "summarize")
+                self.costs.summarizer_in += saved + out
+                self.costs.summarizer_out += out

@@ -1,0 +1,176 @@
+"""Replay conversations message by message under each policy and measure what the model kept.
+
+Forward-reference recall: for every identifier (paths, names, ids, numbers, quoted strings, as
+``domain.identifiers`` finds them) that an assistant message uses and an earlier message introduced,
+was it in the context the model saw just before that assistant message? The model can only reuse
+what it was shown, so this is what a context policy decides. A call over the usable budget is refused
+by the API, so its references count as missed. Reported overall and by how many messages back the
+identifier was introduced.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sleepcompact.domain.budget import Budget, Thresholds, make_budget, output_reserve_for
+from sleepcompact.domain.identifiers import extract_identifiers
+from sleepcompact.evaluation.policies import (
+    POLICIES,
+    Costs,
+    MaskThenSummarizeAll,
+    Policy,
+    Sleepcompact,
+    SummarizeOnly,
+    Truncate,
+    all_text,
+)
+
+# Token counts are compared as counted (cl100k): a model whose safety factor is 1.0, so sleepcompact's
+# thresholds and the baselines' are in the same units.
+EVAL_MODEL = "gpt-4o"
+BASELINES: dict[str, Callable[[Budget, Callable[[str], int]], Policy]] = {
+    "truncate": Truncate,
+    "summarize-only": SummarizeOnly,
+    "mask-then-summarize-all": MaskThenSummarizeAll,
+}
+BUCKETS: tuple[tuple[str, int, int], ...] = (
+    ("1-5", 1, 5),
+    ("6-20", 6, 20),
+    ("21-100", 21, 100),
+    (">100", 101, 10**9),
+)
+
+
+@dataclass
+class PolicyResult:
+    """One policy's figures over every replayed conversation."""
+
+    policy: str
+    conversations: int = 0
+    calls: int = 0
+    peak_tokens: int = 0
+    overflows: int = 0
+    references: int = 0
+    recalled: int = 0
+    by_distance: dict[str, list[int]] = field(default_factory=lambda: {b[0]: [0, 0] for b in BUCKETS})
+    costs: Costs = field(default_factory=Costs)
+
+    @property
+    def recall(self) -> float:
+        """Share of forward references that were in context."""
+        return self.recalled / self.references if self.references else 1.0
+
+    def merge_costs(self, costs: Costs) -> None:
+        """Add one conversation's costs."""
+        for k, v in costs.compactions.items():
+            self.costs.compactions[k] = self.costs.compactions.get(k, 0) + v
+        for k, v in costs.saved_by_step.items():
+            self.costs.saved_by_step[k] = self.costs.saved_by_step.get(k, 0) + v
+        self.costs.summarizer_in += costs.summarizer_in
+        self.costs.summarizer_out += costs.summarizer_out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "policy": self.policy,
+            "conversations": self.conversations,
+            "calls": self.calls,
+            "peak_tokens": self.peak_tokens,
+            "overflows": self.overflows,
+            "references": self.references,
+            "recall": round(self.recall, 4),
+            "recall_by_distance": {
+                k: round(hit / total, 4) if total else None for k, (hit, total) in self.by_distance.items()
+            },
+            "references_by_distance": {k: total for k, (_, total) in self.by_distance.items()},
+            "compactions": dict(self.costs.compactions),
+            "tokens_saved_by_step": dict(self.costs.saved_by_step),
+            "summarizer_input_tokens": self.costs.summarizer_in,
+            "summarizer_output_tokens": self.costs.summarizer_out,
+        }
+
+
+def _bucket(distance: int) -> str:
+    return next(name for name, lo, hi in BUCKETS if lo <= distance <= hi)
+
+
+def replay(
+    messages: Sequence[Mapping[str, Any]],
+    policy: Policy,
+    result: PolicyResult,
+    *,
+    tick_every: int,
+    usable: int,
+) -> None:
+    """Feed ``messages`` to ``policy`` as a live agent would, measuring every assistant call."""
+    first_seen: dict[str, int] = {}
+    for j, message in enumerate(messages):
+        text = all_text(message.get("content"))
+        found = set(extract_identifiers(text)) if text else set()
+        if message.get("role") == "assistant" and j > 0:
+            seen = policy.before_call()
+            result.calls += 1
+            result.peak_tokens = max(result.peak_tokens, seen.tokens)
+            failed = seen.overflow or seen.tokens > usable
+            result.overflows += int(failed)
+            for ident in sorted(found):
+                if ident not in first_seen:
+                    continue
+                hit = not failed and ident in seen.text  # an overflowing call is refused: nothing seen
+                bucket = result.by_distance[_bucket(j - first_seen[ident])]
+                bucket[0] += int(hit)
+                bucket[1] += 1
+                result.references += 1
+                result.recalled += int(hit)
+        policy.append(message)
+        for ident in found:
+            first_seen.setdefault(ident, j)
+        if tick_every and (j + 1) % tick_every == 0:
+            policy.tick()
+
+
+def evaluate(
+    conversations: Sequence[Sequence[Mapping[str, Any]]],
+    *,
+    window: int,
+    policies: Sequence[str] = POLICIES,
+    tick_every: int = 40,
+    memory_factory: Callable[[str], Any],
+    count: Callable[[str], int],
+    progress: Callable[[int, int], None] | None = None,
+) -> list[PolicyResult]:
+    """Replay every conversation under every policy at one window; ``memory_factory(url)`` builds the
+    ``Memory`` the sleepcompact policy runs on (offline summarizer, no queue)."""
+    budget = make_budget(
+        context_window=window,
+        output_reserve=output_reserve_for(EVAL_MODEL, window),
+        thresholds=Thresholds(),
+        safety_factor=1.0,
+    )
+    results = {name: PolicyResult(name) for name in policies}
+    total, done = len(conversations) * len(policies), 0
+    with tempfile.TemporaryDirectory(prefix="sleepcompact-eval-") as scratch:
+        for n, messages in enumerate(conversations):
+            for name in policies:
+                result = results[name]
+                result.conversations += 1
+                policy: Policy
+                if name == "sleepcompact":
+                    mem = memory_factory(f"sqlite:///{Path(scratch) / f'c{n}.db'}")
+                    cid = mem.create_conversation(EVAL_MODEL, context_window=window)
+                    policy = Sleepcompact(mem, cid)
+                    replay(messages, policy, result, tick_every=tick_every, usable=budget.usable)
+                    policy.finish()
+                    mem.close()
+                else:
+                    policy = BASELINES[name](budget, count)
+                    replay(messages, policy, result, tick_every=tick_every, usable=budget.usable)
+                result.merge_costs(policy.costs)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+    return [results[name] for name in policies]
