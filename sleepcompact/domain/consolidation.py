@@ -19,6 +19,7 @@ from sleepcompact.domain.sentences import strip_lead_in
 SUPERSEDE_TRUST = 0.5
 """Least source trust an entry needs to supersede a memory (the recall floor: below it, not believed)."""
 
+
 @dataclass(frozen=True)
 class EntryIn:
     """A scored journal entry waiting to be consolidated."""

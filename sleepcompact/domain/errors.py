@@ -130,7 +130,6 @@ class InvalidScores(SleepcompactError):
     """An importance-rescoring reply that is not a JSON array of one integer per journal entry."""
 
 
-
 class ContextOverflow(SleepcompactError):
     """The call cannot fit: what compaction may not touch (system prompt, tools, the current turn) is too big,
     or auto-compaction is off and the context is over the usable budget. All figures in model tokens."""

@@ -15,7 +15,6 @@ MIN_ASSISTANT_TURNS = 19
 """Fewest turns ``personal_assistant`` accepts: every fact, question and contradiction once."""
 
 
-
 # -- personal assistant -------------------------------------------------------------------------------
 
 _ASSISTANT_SYSTEM = (
@@ -111,5 +110,3 @@ def personal_assistant(seed: int = 0, turns: int = 30) -> SyntheticConversation:
     return SyntheticConversation(
         "personal-assistant", _ASSISTANT_SYSTEM, t.messages, facts, identifiers, [(f_home, f_move)]
     )
-
-

@@ -248,4 +248,3 @@ def coding_agent(seed: int = 0, turns: int = 40, big_output_tokens: int = 6000) 
     return SyntheticConversation(
         "coding-agent", _CODING_SYSTEM, t.messages, facts, identifiers, [contradiction]
     )
-

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 _T = TypeVar("_T")
 
 
-
 @dataclass(frozen=True)
 class SyntheticConversation:
     """A generated conversation plus the ground truth that compaction and memory tests check against."""
