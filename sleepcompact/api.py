@@ -32,6 +32,7 @@ from sleepcompact.services.conversations import Appended, ConversationSpec
 from sleepcompact.services.guard import PreparedContext
 from sleepcompact.services.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.store import migrate
+from sleepcompact.store.conversation_reader import ConversationReader
 from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
 from sleepcompact.store.uow import SqlUnitOfWork
 
@@ -77,6 +78,7 @@ class Memory(AgentMemory, AdminMemory):
         self.engine: Engine = make_engine(settings.database_url)
         self._sessions = make_session_factory(self.engine)
         self._read_sessions = make_session_factory(self.engine, readonly=True)
+        self._conversation_reader = ConversationReader(self.engine)
         should_migrate = is_sqlite(self.engine) if auto_migrate is None else auto_migrate
         if should_migrate:
             migrate.upgrade(self.engine)
@@ -218,7 +220,7 @@ class Memory(AgentMemory, AdminMemory):
     def check(self, conversation_id: str) -> Check:
         """The guard's decision alone (tokens, thresholds, what it would do): one indexed read."""
         return guard.check(
-            self.read_uow(),
+            self._conversation_reader.read,
             conversation_id,
             defaults=self.thresholds,
             factors=self.factors(),

@@ -30,7 +30,7 @@ from sleepcompact.services.compaction import compact
 from sleepcompact.services.compaction_records import CompactionOutcome
 from sleepcompact.services.context import ContextView, RenderFormat, budget_for, render_context
 from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.ports import Summarizer, TaskQueue, TokenCounter, UnitOfWork
+from sleepcompact.services.ports import ConversationLookup, Summarizer, TaskQueue, TokenCounter, UnitOfWork
 from sleepcompact.telemetry import emit
 
 log = structlog.get_logger(__name__)
@@ -105,16 +105,18 @@ class PreparedContext:
 
 
 def check(
-    uow: UnitOfWork,
+    read_conversation: ConversationLookup,
     conversation_id: str,
     *,
     defaults: Thresholds,
     factors: Mapping[str, float],
     auto_compact: bool = True,
 ) -> Check:
-    """The guard's decision from one indexed read (the conversation row by primary key)."""
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    """The guard's decision from one indexed read (the conversation row by primary key).
+
+    No unit of work: a single read needs no transaction, and this runs before every LLM call.
+    """
+    conv = read_conversation(conversation_id)
     if conv is None:
         raise ConversationNotFound(conversation_id)
     budget = budget_for(conv, defaults, factors)

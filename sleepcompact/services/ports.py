@@ -313,6 +313,12 @@ class Repository(Protocol):
         ...
 
 
+class ConversationLookup(Protocol):
+    """The guard's decision read: one conversation by primary key, or None; no unit of work around it."""
+
+    def __call__(self, conversation_id: str) -> ConversationRecord | None: ...
+
+
 class UnitOfWork(Protocol):
     """One transaction. Leaving the ``with`` block without ``commit()`` rolls back."""
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import func, null, select, update
+from sqlalchemy import bindparam, func, null, select, update
 from sqlalchemy.orm import Session
 
 from sleepcompact.domain.messages import content_text
@@ -17,8 +17,22 @@ from sleepcompact.store.mapping import compaction_record, conversation_record, d
 from sleepcompact.store.models import Compaction, Conversation, Message
 from sleepcompact.store.ticks import SleepOperations
 
-_CONVERSATION_COLUMNS = tuple(getattr(Conversation, a.key) for a in Conversation.__mapper__.column_attrs)
-_LIVE_COLUMNS = tuple(getattr(Message, a.key) for a in Message.__mapper__.column_attrs if a.key != "raw")
+_CONVERSATION_COLUMNS = tuple(
+    getattr(Conversation, a.key).label(a.key) for a in Conversation.__mapper__.column_attrs
+)
+_LIVE_COLUMNS = tuple(
+    getattr(Message, a.key).label(a.key) for a in Message.__mapper__.column_attrs if a.key != "raw"
+)
+
+# The request path's two reads, built once: constructing a statement (coercing its columns and
+# computing its cache key) cost more than executing it. They run on the session's connection, so the
+# ORM's result machinery is skipped too; rows come back keyed by attribute name.
+_GET_CONVERSATION = select(*_CONVERSATION_COLUMNS).where(Conversation.id == bindparam("conversation_id"))
+_LIVE_MESSAGES = (
+    select(*_LIVE_COLUMNS, null().label("raw"))
+    .where(Message.conversation_id == bindparam("conversation_id"), Message.state != "archived")
+    .order_by(Message.seq, Message.part)
+)
 
 
 class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
@@ -59,9 +73,9 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         A Core select of the mapped columns, not ``Session.get``: the guard's decision is this one read,
         and the ORM's identity-map machinery was most of its cost (measured in ``bench/guard.py``).
         """
-        row = self.session.execute(
-            select(*_CONVERSATION_COLUMNS).where(Conversation.id == conversation_id)
-        ).first()
+        row = (
+            self.session.connection().execute(_GET_CONVERSATION, {"conversation_id": conversation_id}).first()
+        )
         return conversation_record(cast(Conversation, row)) if row is not None else None
 
     def list_conversations(self, limit: int = 1000) -> list[ConversationRecord]:
@@ -168,11 +182,7 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         """Rows the next call carries (served by the partial index ix_message_live)."""
         # Plain rows without ``raw`` (the verbatim payload only export needs): building ORM objects for
         # thousands of rows, and collecting them afterwards, was most of prepare_context's time.
-        rows = self.session.execute(
-            select(*_LIVE_COLUMNS, null().label("raw"))
-            .where(Message.conversation_id == conversation_id, Message.state != "archived")
-            .order_by(Message.seq, Message.part)
-        )
+        rows = self.session.connection().execute(_LIVE_MESSAGES, {"conversation_id": conversation_id})
         return [message_record(cast(Message, r)) for r in rows]
 
     def all_messages(self, conversation_id: str) -> list[MessageRecord]:

@@ -6,10 +6,12 @@ meanwhile); ``test_guard_worker.py`` races the guard against a real worker proce
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ import pytest
 from sleepcompact import ContextOverflow, ConversationNotFound, Memory, Settings, Thresholds
 from sleepcompact.domain.validation import anthropic_problems
 from sleepcompact.services.conversations import utcnow
+from sleepcompact.store.conversation_reader import ConversationReader
+from sleepcompact.store.engine import is_sqlite
 from sleepcompact.synthetic import coding_agent
 from tests.support.fake_anthropic import FakeAnthropic, Scripted
 from tests.support.queues import RecordingQueue
@@ -317,24 +321,75 @@ def test_appends_during_an_emergency_compaction_stay_live_and_in_order(database_
     mem.close()
 
 
-def test_the_calibration_cache_keeps_check_to_one_read(guard_memory: Memory) -> None:
-    cid = _coding(guard_memory)
-    guard_memory.check(cid)  # warms the cache
-    statements: list[str] = []
-
-    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
-            statements.append(statement)
-
+def _driver_statements(mem: Memory, action: Callable[[], object], tmp_path: Path) -> list[str]:
+    """Every statement the driver sent while ``action`` ran, seen below SQLAlchemy (the guard's read
+    bypasses its events): SQLite's trace callback, libpq's protocol trace on PostgreSQL."""
     from sqlalchemy import event
 
-    event.listen(guard_memory.engine, "before_cursor_execute", count)
+    statements: list[str] = []
+    trace = tmp_path / "libpq.trace"
+    sink = trace.open("w")
+    traced: list[Any] = []
+
+    def on_checkout(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+        if is_sqlite(mem.engine):
+            dbapi_conn.set_trace_callback(statements.append)
+        else:
+            dbapi_conn.pgconn.trace(sink.fileno())
+        traced.append(dbapi_conn)
+
+    event.listen(mem.engine, "checkout", on_checkout)
     try:
-        guard_memory.check(cid)
+        action()
     finally:
-        event.remove(guard_memory.engine, "before_cursor_execute", count)
-    assert len(statements) == 1 and "FROM conversation" in statements[0]
-    assert "WHERE conversation.id" in statements[0]
+        event.remove(mem.engine, "checkout", on_checkout)
+        for conn in traced:
+            if is_sqlite(mem.engine):
+                conn.set_trace_callback(None)
+            else:
+                conn.pgconn.untrace()
+        sink.close()
+    # One message per record; a statement's own newlines continue its record on the next lines.
+    for record in re.split(r"\n(?=\d{4}-\d\d-\d\d )", trace.read_text()):
+        fields = record.split("\t")
+        if len(fields) > 4 and fields[1] == "F" and fields[3] in ("Query", "Parse"):
+            statements.append(fields[4])  # frontend messages that carry SQL text
+    return statements
+
+
+def test_check_is_one_statement_on_one_connection(guard_memory: Memory, tmp_path: Path) -> None:
+    cid = _coding(guard_memory)
+    guard_memory.check(cid)  # warms the calibration cache
+    statements = _driver_statements(guard_memory, lambda: guard_memory.check(cid), tmp_path)
+    # No BEGIN, no ROLLBACK, no calibration read: the conversation row by its primary key, nothing else.
+    assert len(statements) == 1, statements
+    assert "FROM conversation" in statements[0] and "WHERE conversation.id" in statements[0]
+    # The connection went back to the pool as transactional as every session expects it.
+    with guard_memory.engine.connect() as conn:
+        assert conn.connection.driver_connection is not None
+        if not is_sqlite(guard_memory.engine):
+            assert conn.connection.driver_connection.autocommit is False
+
+
+def test_check_reads_exactly_what_the_repository_maps(guard_memory: Memory) -> None:
+    """The decision's own read converts every column as the ORM would (dates, booleans, JSON, floats)."""
+    cid = guard_memory.create_conversation(
+        "claude-sonnet-4-5",
+        tenant_id="t-1",
+        thresholds=Thresholds(soft=0.6, hard=0.8, target=0.4),
+        auto_compact=False,
+        metadata={"team": "ünï", "n": 3},
+    )
+    guard_memory.append(cid, {"role": "user", "content": "hello"})
+    between = _between(guard_memory)
+    assert guard_memory.prepare_context(between).action == "sleep_requested"
+    reader = ConversationReader(guard_memory.engine)
+    for conversation in (cid, between):
+        assert reader.read(conversation) == guard_memory.conversation(conversation)
+    assert reader.read(between).sleep_requested_at is not None  # type: ignore[union-attr]
+    assert reader.read("conv_missing") is None
+    decision = guard_memory.check(cid)
+    assert decision.auto_compact is False and decision.soft == int(decision.usable * 0.6)
 
 
 def test_stale_sleep_requests_are_renewed_after_the_interval(guard_memory: Memory) -> None:
