@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import sys
+from datetime import UTC, datetime
+from typing import Any
 
+import celery.apps.worker
 from celery import Celery
 
 from sleepcompact.config import Settings
@@ -17,6 +22,19 @@ def ping(app: Celery) -> int:
     """Exit status 0 when this host's worker answers a control ping (the container healthcheck)."""
     replies = app.control.ping(destination=[f"celery@{socket.gethostname()}"], timeout=5.0)
     return 0 if replies else 1
+
+
+def json_say(msg: str, f: Any = None) -> None:
+    """Celery's signal-handler notices ("worker: Warm shutdown (MainProcess)") as one JSON line.
+
+    Celery prints them with ``safe_say``, a bare write from inside the signal handler that bypasses
+    logging (a handler interrupted mid-write could deadlock on its lock). This keeps that property (one
+    ``os.write``, no lock, no logging) and only changes the format, so off a terminal the worker's whole
+    output stays one JSON object a line.
+    """
+    timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    line = {"event": msg.strip(), "level": "warning", "logger": "celery.apps.worker", "timestamp": timestamp}
+    os.write(sys.__stderr__.fileno() if sys.__stderr__ else 2, (json.dumps(line) + "\n").encode())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -42,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
         "--without-mingle",
         *extra,
     ]
+    if is_json(settings):
+        celery.apps.worker.safe_say = json_say  # looked up at call time by Celery's signal handlers
     # Before worker_main: the pool forks its children there, and they must inherit the metrics setup.
     multiproc_dir = metrics.enable(settings)
     try:
