@@ -56,10 +56,15 @@ class AdminMemory:
                 conversations.append(self.export(cid)["appended"])
         offline = self.settings.with_overrides(summarizer="offline")
 
-        def scratch_memory(url: str) -> Any:
+        def scratch_memory(url: str, summarizer: Summarizer) -> Any:
             from sleepcompact.api import Memory
 
-            return Memory(offline.with_overrides(database_url=url), counter=self.counter, queue=_NoQueue())
+            return Memory(
+                offline.with_overrides(database_url=url),
+                counter=self.counter,
+                queue=_NoQueue(),
+                summarizer=summarizer,
+            )
 
         return {
             window: evaluate(

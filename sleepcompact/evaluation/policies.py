@@ -17,9 +17,10 @@ from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import ContextOverflow
 from sleepcompact.domain.ladder import Policy as LadderPolicy
 from sleepcompact.domain.messages import content_text, normalize, part_tokens
-from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, build_prompt
 from sleepcompact.domain.records import MessageRecord
 from sleepcompact.domain.summary import offline_summary
+from sleepcompact.services.ports import SummaryResult
 
 POLICIES = ("truncate", "mask-then-summarize-all", "summarize-only", "sleepcompact")
 CLEARED = "[Old tool result content cleared]"  # BaseAgent's marker
@@ -47,6 +48,34 @@ class Costs:
         """Count one compaction step."""
         self.compactions[trigger] = self.compactions.get(trigger, 0) + 1
         self.saved_by_step[step] = self.saved_by_step.get(step, 0) + max(0, saved)
+
+
+def prompt_tokens(prompt: SummaryPrompt, count: Callable[[str], int]) -> int:
+    """What an LLM summarizer would be billed as input: the request's instructions and transcript."""
+    return count(prompt.system) + count(prompt.user)
+
+
+class MeteredSummarizer:
+    """The offline summarizer, counting what each request would cost an LLM (the cost proxy).
+
+    Input is the prompt the compaction built (instructions, the previous summary, the transcript of
+    the original messages); output is the summary. The baselines count their requests the same way.
+    """
+
+    provider = "offline"
+    model = "offline"
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._count = count
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
+        """The offline summary of ``request``; ``prompt`` is only counted."""
+        text = offline_summary(request, self._count)
+        self.input_tokens += prompt_tokens(prompt, self._count)
+        self.output_tokens += self._count(text)
+        return SummaryResult(text=text, provider=self.provider, model=self.model)
 
 
 def all_text(value: Any) -> str:
@@ -129,10 +158,13 @@ class _Rows:
         # The same size rule as sleepcompact's ladder: 30% of what it replaces, within the window's cap.
         ladder = LadderPolicy()
         cap = max(48, min(ladder.summary_cap(self.budget.usable), int(replaced * ladder.summary_ratio)))
-        text = SUMMARY_PREFIX + offline_summary(SummaryInput(originals, body, cap), self.count)
+        request = SummaryInput(originals, body, cap)
+        summary = offline_summary(request, self.count)
+        text = SUMMARY_PREFIX + summary
         tokens = part_tokens(text, self.count)
-        self.costs.summarizer_in += sum(r.live_tokens for r in originals)
-        self.costs.summarizer_out += tokens
+        # The request sleepcompact's compaction would send for the same rows (``MeteredSummarizer``).
+        self.costs.summarizer_in += prompt_tokens(build_prompt(request, count=self.count), self.count)
+        self.costs.summarizer_out += self.count(summary)
         self.costs.add(trigger, "summarize", replaced - tokens)
         return replace(
             rows[0], kind="summary", role="user", content=text, live_content=None, live_tokens=tokens
@@ -211,9 +243,10 @@ class Sleepcompact:
 
     name = "sleepcompact"
 
-    def __init__(self, memory: Any, conversation_id: str) -> None:
+    def __init__(self, memory: Any, conversation_id: str, summarizer: MeteredSummarizer) -> None:
         self.memory = memory
         self.cid = conversation_id
+        self.summarizer = summarizer
         self.costs = Costs()
         self._ticks = 0
 
@@ -242,8 +275,6 @@ class Sleepcompact:
             for step in h["steps"]:
                 name = step["step"]
                 self.costs.saved_by_step[name] = self.costs.saved_by_step.get(name, 0) + step["tokens_saved"]
-            if h.get("summary"):
-                out = part_tokens(h["summary"], self.memory.counter.count)
-                saved = sum(s["tokens_saved"] for s in h["steps"] if s["step"] == "summarize")
-                self.costs.summarizer_in += saved + out
-                self.costs.summarizer_out += out
+        # Every request the summarizer got, applied or not: that is what it would have cost.
+        self.costs.summarizer_in += self.summarizer.input_tokens
+        self.costs.summarizer_out += self.summarizer.output_tokens

@@ -22,12 +22,14 @@ from sleepcompact.evaluation.policies import (
     POLICIES,
     Costs,
     MaskThenSummarizeAll,
+    MeteredSummarizer,
     Policy,
     Sleepcompact,
     SummarizeOnly,
     Truncate,
     all_text,
 )
+from sleepcompact.services.ports import Summarizer
 
 # Token counts are compared as counted (cl100k): a model whose safety factor is 1.0, so sleepcompact's
 # thresholds and the baselines' are in the same units.
@@ -139,12 +141,12 @@ def evaluate(
     window: int,
     policies: Sequence[str] = POLICIES,
     tick_every: int = 40,
-    memory_factory: Callable[[str], Any],
+    memory_factory: Callable[[str, Summarizer], Any],
     count: Callable[[str], int],
     progress: Callable[[int, int], None] | None = None,
 ) -> list[PolicyResult]:
-    """Replay every conversation under every policy at one window; ``memory_factory(url)`` builds the
-    ``Memory`` the sleepcompact policy runs on (offline summarizer, no queue)."""
+    """Replay every conversation under every policy at one window; ``memory_factory(url, summarizer)``
+    builds the ``Memory`` the sleepcompact policy runs on (that summarizer, no queue)."""
     budget = make_budget(
         context_window=window,
         output_reserve=output_reserve_for(EVAL_MODEL, window),
@@ -160,9 +162,10 @@ def evaluate(
                 result.conversations += 1
                 policy: Policy
                 if name == "sleepcompact":
-                    mem = memory_factory(f"sqlite:///{Path(scratch) / f'c{n}.db'}")
+                    metered = MeteredSummarizer(count)
+                    mem = memory_factory(f"sqlite:///{Path(scratch) / f'c{n}.db'}", metered)
                     cid = mem.create_conversation(EVAL_MODEL, context_window=window)
-                    policy = Sleepcompact(mem, cid)
+                    policy = Sleepcompact(mem, cid, metered)
                     replay(messages, policy, result, tick_every=tick_every, usable=budget.usable)
                     policy.finish()
                     mem.close()

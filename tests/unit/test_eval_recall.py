@@ -6,7 +6,17 @@ from typing import Any
 
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.budget import Thresholds, make_budget
-from sleepcompact.evaluation.policies import Costs, MaskThenSummarizeAll, Seen, SummarizeOnly, Truncate
+from sleepcompact.domain.ladder import Policy as LadderPolicy
+from sleepcompact.domain.prompt import SummaryInput, build_prompt
+from sleepcompact.evaluation.policies import (
+    Costs,
+    MaskThenSummarizeAll,
+    MeteredSummarizer,
+    Seen,
+    SummarizeOnly,
+    Truncate,
+    prompt_tokens,
+)
 from sleepcompact.evaluation.replay import PolicyResult, replay
 
 COUNT = load_counter().count
@@ -112,3 +122,34 @@ def test_mask_then_summarize_all_replaces_the_whole_history_when_clearing_is_not
     replay(chat, policy, result, tick_every=0, usable=budget.usable)
     assert policy.costs.summarizer_in > 0 and "mask" not in policy.costs.saved_by_step
     assert policy.rows[0].kind == "summary"
+
+
+def test_every_policy_pays_for_the_same_summary_request_the_same() -> None:
+    """The cost proxy is the request an LLM would be sent: the baselines and sleepcompact's summarizer
+    count it alike, and a rolling summary pays for reading the previous one too."""
+    budget = make_budget(context_window=4000, output_reserve=1000, thresholds=Thresholds(), safety_factor=1.0)
+    policy = SummarizeOnly(budget, COUNT)
+    for message in _long(3, 40):
+        policy.append(message)
+    rows = list(policy.rows)
+    first = policy.summarize(rows, "emergency")
+    paid_first = policy.costs.summarizer_in
+
+    # sleepcompact's compaction builds its prompt from the same input; the metered summarizer counts it.
+    metered = MeteredSummarizer(COUNT)
+    ladder = LadderPolicy()
+    cap = max(
+        48,
+        min(ladder.summary_cap(budget.usable), int(sum(r.live_tokens for r in rows) * ladder.summary_ratio)),
+    )
+    request = SummaryInput(tuple(rows), None, cap)
+    metered.summarize(request, build_prompt(request, count=COUNT))
+    assert metered.input_tokens == paid_first
+    assert metered.output_tokens == policy.costs.summarizer_out > 0
+
+    # Folding that summary with one more message reads the previous summary as well.
+    policy.append({"role": "user", "content": "One more: keep Decimal in src/billing/tax.py."})
+    extra = policy.rows[len(rows) :]
+    policy.summarize([first, *extra], "emergency")
+    alone = prompt_tokens(build_prompt(SummaryInput(tuple(extra), None, 64), count=COUNT), COUNT)
+    assert policy.costs.summarizer_in - paid_first > alone
