@@ -57,9 +57,9 @@ class AdminMemory:
         offline = self.settings.with_overrides(summarizer="offline")
 
         def scratch_memory(url: str, summarizer: Summarizer) -> Any:
-            from sleepcompact.api import Memory
-
-            return Memory(
+            # Another instance of the facade this is mixed into (``Memory``), without importing it.
+            facade: Any = type(self)
+            return facade(
                 offline.with_overrides(database_url=url),
                 counter=self.counter,
                 queue=_NoQueue(),
