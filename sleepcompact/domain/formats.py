@@ -18,19 +18,20 @@ problem raises ``ImportFormatError`` naming the line or message where it lies.
 
 from __future__ import annotations
 
-import ast
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from sleepcompact.domain import swe_agent
 from sleepcompact.domain.errors import (
     DuplicateToolCall,
     ImportFormatError,
     InvalidMessage,
     OrphanToolResult,
 )
+from sleepcompact.domain.json_shapes import join_text, json_kind
 from sleepcompact.domain.messages import normalize
 
 SOURCE_FORMATS = (
@@ -48,8 +49,6 @@ _MINI_KEYS: tuple[str, ...] = ("instance_id", "resolved", "exit_status", "api_ca
 _MINI_KEYS += ("model", "agent", "submission")
 # Keys of a message a trajectory tool stores that an LLM API understands; the rest is bookkeeping.
 _API_KEYS = ("role", "content", "tool_calls", "tool_call_id")
-# SWE-agent "models" that are no LLM (replaying recorded actions, a human at the keyboard...).
-_SWE_PSEUDO_MODELS = frozenset({"replay", "human", "human_thought", "instant_empty_submit"})
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ class _Parser:
         if isinstance(doc, list):
             make = partial(self.json_array, doc)
         elif not isinstance(doc, dict):
-            raise self.error(f"expected a JSON array or object of messages, got a JSON {_kind(doc)}")
+            raise self.error(f"expected a JSON array or object of messages, got a JSON {json_kind(doc)}")
         elif str(doc.get("format", "")).startswith("sleepcompact.export"):
             make = partial(self.export, doc)
         elif "history" in doc:
@@ -181,7 +180,7 @@ class _Parser:
                 raise self.error("the JSON is nested too deeply", line=number) from exc
             if not isinstance(value, dict):
                 raise self.error(
-                    f"expected a JSON object on each line, got a JSON {_kind(value)}", line=number
+                    f"expected a JSON object on each line, got a JSON {json_kind(value)}", line=number
                 )
             rows.append((number, value))
         first_line, first = rows[0]
@@ -202,12 +201,12 @@ class _Parser:
     def mini_record(self, row: dict[str, Any], line: int, number: int) -> ParsedConversation:
         messages = row.get("messages")
         if not isinstance(messages, list):
-            raise self.error(f"'messages' must be a list, got a JSON {_kind(messages)}", line=line)
+            raise self.error(f"'messages' must be a list, got a JSON {json_kind(messages)}", line=line)
         msgs: list[_Msg] = []
         for i, m in enumerate(messages):
             label = f"messages[{i}]"
             if not isinstance(m, dict):
-                raise self.error(f"{label} is a JSON {_kind(m)}, expected a message object", line=line)
+                raise self.error(f"{label} is a JSON {json_kind(m)}, expected a message object", line=line)
             msgs.append(_Msg({k: m[k] for k in _API_KEYS if k in m}, label, line))
         meta: dict[str, Any] = {"source_format": "mini_swe_agent", "record": number, "line": line}
         meta.update({k: row[k] for k in _MINI_KEYS if k in row})
@@ -221,7 +220,7 @@ class _Parser:
         for i, item in enumerate(items):
             label = f"{path}[{i}]" if path else f"element {i}"
             if not isinstance(item, dict):
-                raise self.error(f"{label} is a JSON {_kind(item)}, expected a message object")
+                raise self.error(f"{label} is a JSON {json_kind(item)}, expected a message object")
             out.append(_Msg(item, label))
         return out
 
@@ -231,17 +230,17 @@ class _Parser:
     def json_object(self, doc: dict[str, Any]) -> ParsedConversation:
         messages = doc["messages"]
         if not isinstance(messages, list):
-            raise self.error(f"'messages' must be a list, got a JSON {_kind(messages)}")
+            raise self.error(f"'messages' must be a list, got a JSON {json_kind(messages)}")
         msgs = self._objects(messages, "messages")
         system = doc.get("system")
         if isinstance(system, list):
-            system = _join_text(system)  # Anthropic's list of text blocks; a string unless other blocks
+            system = join_text(system)  # Anthropic's list of text blocks; a string unless other blocks
         if isinstance(system, str):
             if system.strip():
                 msgs.insert(0, _Msg({"role": "system", "content": system}, "system"))
         elif system is not None:
             raise self.error(
-                f"'system' must be a string or a list of text blocks, got a JSON {_kind(system)}"
+                f"'system' must be a string or a list of text blocks, got a JSON {json_kind(system)}"
             )
         model = doc.get("model")
         return self.finish(msgs, {"source_format": "json_object"}, model if isinstance(model, str) else None)
@@ -251,7 +250,7 @@ class _Parser:
             raise self.error(f"unknown export format {doc.get('format')!r}; expected {EXPORT_FORMAT!r}")
         appended = doc.get("appended")
         if not isinstance(appended, list):
-            raise self.error(f"the export's 'appended' must be a list, got a JSON {_kind(appended)}")
+            raise self.error(f"the export's 'appended' must be a list, got a JSON {json_kind(appended)}")
         meta: dict[str, Any] = {"source_format": "sleepcompact_export"}
         conversation = doc.get("conversation")
         model: str | None = None
@@ -262,100 +261,26 @@ class _Parser:
                 model = conversation["model"]
         return self.finish(self._objects(appended, "appended"), meta, model)
 
-    # -- SWE-agent --------------------------------------------------------------------------------
+    # -- SWE-agent (swe_agent.py) -----------------------------------------------------------------
 
     def traj(self, doc: dict[str, Any]) -> ParsedConversation:
         history = doc["history"]
         if not isinstance(history, list):
-            raise self.error(f"the trajectory's 'history' must be a list, got a JSON {_kind(history)}")
+            raise self.error(f"the trajectory's 'history' must be a list, got a JSON {json_kind(history)}")
         msgs: list[_Msg] = []
         for i, entry in enumerate(history):
             label = f"history[{i}]"
             if not isinstance(entry, dict):
-                raise self.error(f"{label} is a JSON {_kind(entry)}, expected a message object")
-            msgs.extend(self._traj_messages(entry, label))
+                raise self.error(f"{label} is a JSON {json_kind(entry)}, expected a message object")
+            msgs.extend(
+                _Msg(data, where) for data, where in swe_agent.entry_messages(entry, label, self.error)
+            )
         meta: dict[str, Any] = {"source_format": "swe_agent_traj"}
-        renamed = _unique_call_ids([m.data for m in msgs])
+        renamed = swe_agent.unique_call_ids([m.data for m in msgs])
         if renamed:
             meta["renamed_tool_call_ids"] = renamed
-        info = doc.get("info")
-        if isinstance(info, dict):
-            for key in ("exit_status", "submission", "model_stats"):
-                if info.get(key) is not None:
-                    meta[key] = info[key]
-        if isinstance(doc.get("environment"), str):
-            meta["environment"] = doc["environment"]
-        return self.finish(msgs, meta, self._traj_model(doc.get("replay_config")))
-
-    def _traj_messages(self, entry: dict[str, Any], label: str) -> list[_Msg]:
-        """One history entry as clean messages; a tool entry answering N calls becomes N tool messages.
-
-        SWE-agent runs one action per step, so its observation answers every id
-        listed: the first tool message carries the observation and the others
-        point to it, so each call is still answered once.
-        """
-        role = entry.get("role")
-        msg: dict[str, Any] = {"role": role, "content": _join_text(entry.get("content"))}
-        calls = self._literal(entry.get("tool_calls"), f"{label}.tool_calls")
-        if calls:
-            if not isinstance(calls, list):
-                raise self.error(f"{label}.tool_calls must be a list, got {type(calls).__name__}")
-            msg["tool_calls"] = [self._tool_call(c, f"{label}.tool_calls[{j}]") for j, c in enumerate(calls)]
-        if role != "tool":
-            return [_Msg(msg, label)]
-        ids = self._literal(entry.get("tool_call_ids"), f"{label}.tool_call_ids")
-        if isinstance(ids, str):
-            ids = [ids]
-        if not ids or not isinstance(ids, list) or not all(isinstance(x, str) and x for x in ids):
-            raise self.error(f"{label}: a tool message needs 'tool_call_ids', a non-empty list of ids")
-        out = [_Msg({**msg, "tool_call_id": ids[0]}, label)]
-        for j, call_id in enumerate(ids[1:], start=1):
-            note = f"(the output of this call is in the result of tool call {ids[0]})"
-            out.append(_Msg({"role": "tool", "content": note, "tool_call_id": call_id}, f"{label}[id {j}]"))
-        return out
-
-    def _tool_call(self, call: Any, label: str) -> dict[str, Any]:
-        if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-            raise self.error(f"{label} is not an object with a 'function'")
-        fn = call["function"]
-        args = fn.get("arguments", "")
-        if isinstance(args, dict):
-            args = json.dumps(args, ensure_ascii=False)
-        return {
-            "id": call.get("id"),
-            "type": call.get("type") or "function",
-            "function": {"name": fn.get("name"), "arguments": args},
-        }
-
-    def _literal(self, value: Any, label: str) -> Any:
-        """A value that SWE-agent sometimes stores as JSON text or a Python repr."""
-        if not isinstance(value, str):
-            return value
-        if not value.strip():
-            return None
-        try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        try:
-            return ast.literal_eval(value)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
-            raise self.error(f"{label} is neither JSON nor a Python literal") from exc
-
-    @staticmethod
-    def _traj_model(config: Any) -> str | None:
-        """The model a replay_config names (agent.model.name), unless it is no LLM."""
-        if isinstance(config, str):
-            try:
-                config = json.loads(config)
-            except (json.JSONDecodeError, RecursionError):
-                return None
-        if not isinstance(config, Mapping):
-            return None
-        agent = config.get("agent")
-        model = agent.get("model") if isinstance(agent, Mapping) else None
-        name = model.get("name") if isinstance(model, Mapping) else None
-        return name if isinstance(name, str) and name and name not in _SWE_PSEUDO_MODELS else None
+        meta.update(swe_agent.provenance(doc))
+        return self.finish(msgs, meta, swe_agent.trajectory_model(doc.get("replay_config")))
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -377,58 +302,3 @@ class _Parser:
         if not msgs:
             raise self.error("the conversation has no messages")
         return ParsedConversation(messages=[m.data for m in msgs], metadata=metadata, model=model)
-
-
-def _unique_call_ids(messages: list[dict[str, Any]]) -> int:
-    """Give reused OpenAI tool call ids a suffix, in place; return how many were renamed.
-
-    Replayed SWE-agent trajectories reuse ids (``call_5iDd..`` for two bash
-    calls), which the store rejects. A result answers the latest call with its
-    id, so a reused id becomes ``<id>_2``, ``<id>_3``... in the call and in the
-    results that follow it.
-    """
-    taken = {c.get("id") for m in messages for c in m.get("tool_calls", []) if isinstance(c, dict)}
-    latest: dict[str, str] = {}
-    renamed = 0
-    for msg in messages:
-        if isinstance(msg.get("tool_call_id"), str):
-            msg["tool_call_id"] = latest.get(msg["tool_call_id"], msg["tool_call_id"])
-        for call in msg.get("tool_calls", []):
-            old = call.get("id")
-            if not isinstance(old, str):
-                continue
-            if old in latest:
-                n = 2
-                while f"{old}_{n}" in taken:
-                    n += 1
-                call["id"] = f"{old}_{n}"
-                taken.add(call["id"])
-                renamed += 1
-            latest[old] = call["id"]
-    return renamed
-
-
-def _join_text(content: Any) -> Any:
-    """A list made only of text blocks as one string (dropping cache_control and the like)."""
-    if content is None:
-        return ""
-    if isinstance(content, list) and all(
-        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in content
-    ):
-        return "\n".join(b["text"] for b in content)
-    return content
-
-
-_JSON_KINDS: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"),
-    (dict, "object"),
-    (list, "array"),
-    (str, "string"),
-)
-
-
-def _kind(value: Any) -> str:
-    """The JSON name of a parsed value's type, for error messages."""
-    if value is None:
-        return "null"
-    return next((name for kind, name in _JSON_KINDS if isinstance(value, kind)), "number")
