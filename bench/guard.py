@@ -28,6 +28,7 @@ from langchain_core.messages.utils import count_tokens_approximately, trim_messa
 from sqlalchemy import text
 
 from bench.ladder import BIG_OUTPUT_TOKENS, MODEL, TARGET_MESSAGES, cpu_model
+from bench.results import publish
 from sleepcompact import Memory, Settings
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.logs import configure_logging
@@ -41,7 +42,6 @@ CHECK_WARMUPS, CHECK_RUNS = 200, 2000
 DECIDE_WARMUPS, DECIDE_RUNS = 3, 120
 CALL_WARMUPS, CALL_RUNS = 3, 32
 APPEND_CHUNK = 500
-RESULTS = Path(__file__).resolve().parent / "results" / "guard.md"
 TOOLS: list[dict[str, Any]] = [
     {
         "name": name,
@@ -336,11 +336,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         *table(call_rows, []),
     ]
     report = "\n".join(lines)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report, encoding="utf-8")
-    print()
-    print(report, end="")
-    print(f"\nwritten to {RESULTS}")
+    publish(report, "guard.md")
 
 
 if __name__ == "__main__":

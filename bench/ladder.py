@@ -17,13 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.results import publish
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.api import Memory
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_spec, output_reserve_for
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.messages import normalize, part_tokens
-from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.records import MessageRecord, live_record, new_rows
 from sleepcompact.domain.steps import Count
 from sleepcompact.logs import configure_logging
 from sleepcompact.synthetic import coding_agent, scaled
@@ -43,7 +44,6 @@ PLAN_CASES: tuple[tuple[str, int, Policy], ...] = (
     ("window 300k, tool_output_cap=500", 300_000, SMALL_CAP),
     ("window 500k", 500_000, Policy()),
 )
-RESULTS = Path(__file__).resolve().parent / "results" / "ladder.md"
 
 
 @dataclass(frozen=True)
@@ -73,38 +73,15 @@ def conversation() -> list[dict[str, Any]]:
 def to_records(messages: Sequence[dict[str, Any]], count: Count) -> tuple[MessageRecord, ...]:
     """Normalize and count each message once, as an append would, into live rows (no database)."""
     now = datetime.now(UTC)
-    tool_names: dict[str, str] = {}
+    tool_names: dict[str, str | None] = {}
     rows: list[MessageRecord] = []
     for msg in messages:
         normalized = normalize(msg)
-        for i, part in enumerate(normalized.parts):
-            if part.kind == "tool_call" and part.tool_call_id and part.tool_name:
-                tool_names[part.tool_call_id] = part.tool_name
-            name = part.tool_name if part.kind == "tool_call" else tool_names.get(part.tool_call_id or "")
-            tokens = part_tokens(part.content, count)
-            summary = part.metadata.get("tool_summary")
-            rows.append(
-                MessageRecord(
-                    id=len(rows) + 1,
-                    conversation_id="bench",
-                    seq=len(rows) + 1,
-                    part=i,
-                    role=part.role,
-                    kind=part.kind,
-                    content=part.content,
-                    raw=normalized.raw if i == 0 else None,
-                    tool_name=name,
-                    tool_call_id=part.tool_call_id,
-                    token_count=tokens,
-                    state="live",
-                    live_content=None,
-                    live_tokens=tokens,
-                    created_at=now,
-                    tool_summary=summary,
-                    tool_summary_tokens=count(summary) if summary else None,
-                    include_in_history=bool(part.metadata.get("include_in_history")),
-                )
-            )
+        tokens = [part_tokens(p.content, count) for p in normalized.parts]
+        for row in new_rows(normalized, tokens, first_seq=len(rows) + 1, tool_names=tool_names, count=count):
+            if row.kind == "tool_call" and row.tool_call_id:
+                tool_names[row.tool_call_id] = row.tool_name
+            rows.append(live_record(row, id=len(rows) + 1, conversation_id="bench", created_at=now))
     return tuple(rows)
 
 
@@ -232,11 +209,7 @@ def main() -> None:
     cases = plan_cases(records, len(messages), counter.count)
     cases += service_cases(messages, tokens)
     text = report(cases, len(records), counter.name)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
-    print()
-    print(text, end="")
-    print(f"\nwritten to {RESULTS}")
+    publish(text, "ladder.md")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,12 @@ while the call runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sleepcompact.domain.messages import Content, content_text
+from sleepcompact.domain.messages import Content, NormalizedMessage, content_text, without_nul
 
 MESSAGE_STATES = ("live", "masked", "truncated", "archived")
 COMPACTION_TRIGGERS = ("sleep", "emergency", "manual", "admin_rerun", "clear")
@@ -179,3 +179,65 @@ def tool_names(rows: Sequence[MessageRecord]) -> dict[str, str]:
     return {
         r.tool_call_id: r.tool_name for r in rows if r.kind == "tool_call" and r.tool_call_id and r.tool_name
     }
+
+
+def new_rows(
+    normalized: NormalizedMessage,
+    tokens: Sequence[int],
+    *,
+    first_seq: int,
+    tool_names: Mapping[str, str | None],
+    count: Callable[[str], int],
+) -> list[NewMessage]:
+    """The rows one appended message becomes: a seq per part, ``raw`` on the first, each tool result
+    named after the call it answers (``tool_names``: call id to tool name), the tool-provided summary
+    and the include-in-history flag lifted out of the part's metadata."""
+    rows = []
+    for i, (part, cost) in enumerate(zip(normalized.parts, tokens, strict=True)):
+        summary = part.metadata.get("tool_summary")
+        summary = without_nul(summary) if summary else summary
+        meta = {k: v for k, v in part.metadata.items() if k not in ("tool_summary", "include_in_history")}
+        name = part.tool_name if part.kind == "tool_call" else tool_names.get(part.tool_call_id or "")
+        rows.append(
+            NewMessage(
+                seq=first_seq + i,
+                part=i,
+                role=part.role,
+                kind=part.kind,
+                content=part.content,
+                raw=normalized.raw if i == 0 else None,
+                tool_name=name,
+                tool_call_id=part.tool_call_id,
+                token_count=cost,
+                tool_summary=summary,
+                tool_summary_tokens=count(summary) if summary else None,
+                include_in_history=bool(part.metadata.get("include_in_history")),
+                metadata=meta,
+            )
+        )
+    return rows
+
+
+def live_record(row: NewMessage, *, id: int, conversation_id: str, created_at: datetime) -> MessageRecord:
+    """A new row as the store would hold it right after the append: live, as itself."""
+    return MessageRecord(
+        id=id,
+        conversation_id=conversation_id,
+        seq=row.seq,
+        part=row.part,
+        role=row.role,
+        kind=row.kind,
+        content=row.content,
+        raw=row.raw,
+        tool_name=row.tool_name,
+        tool_call_id=row.tool_call_id,
+        token_count=row.token_count,
+        state="live",
+        live_content=None,
+        live_tokens=row.token_count,
+        created_at=created_at,
+        tool_summary=row.tool_summary,
+        tool_summary_tokens=row.tool_summary_tokens,
+        include_in_history=row.include_in_history,
+        metadata=dict(row.metadata),
+    )

@@ -18,7 +18,7 @@ from sleepcompact.domain.errors import ContextOverflow
 from sleepcompact.domain.ladder import Policy as LadderPolicy
 from sleepcompact.domain.messages import content_text, normalize, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, build_prompt
-from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.records import MessageRecord, live_record, new_rows
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.services.ports import SummaryResult
 
@@ -111,32 +111,20 @@ class _Rows:
         self.count = count
         self.rows: list[MessageRecord] = []
         self._seq = 0
+        self._tools: dict[str, str | None] = {}  # tool call id -> tool name
         self.costs = Costs()
 
     def append(self, message: Mapping[str, Any]) -> None:
-        self._seq += 1
+        # The rows an append would store (a seq per part, tool results named), live as themselves.
+        normalized = normalize(message)
+        tokens = [part_tokens(p.content, self.count) for p in normalized.parts]
+        rows = new_rows(normalized, tokens, first_seq=self._seq + 1, tool_names=self._tools, count=self.count)
         now = datetime.now(UTC)
-        for i, part in enumerate(normalize(message).parts):
-            tokens = part_tokens(part.content, self.count)
-            self.rows.append(
-                MessageRecord(
-                    id=self._seq * 100 + i,
-                    conversation_id="eval",
-                    seq=self._seq,
-                    part=i,
-                    role=part.role,
-                    kind=part.kind,
-                    content=part.content,
-                    raw=None,
-                    tool_name=part.tool_name,
-                    tool_call_id=part.tool_call_id,
-                    token_count=tokens,
-                    state="live",
-                    live_content=None,
-                    live_tokens=tokens,
-                    created_at=now,
-                )
-            )
+        for row in rows:
+            if row.kind == "tool_call" and row.tool_call_id:
+                self._tools[row.tool_call_id] = row.tool_name
+            self.rows.append(live_record(row, id=row.seq, conversation_id="eval", created_at=now))
+        self._seq += len(rows)
 
     def tokens(self) -> int:
         return sum(r.live_tokens for r in self.rows)

@@ -21,8 +21,8 @@ from sleepcompact.domain.errors import (
     InvalidSetting,
     OrphanToolResult,
 )
-from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens, without_nul
-from sleepcompact.domain.records import CompactionRecord, ConversationRecord, NewMessage
+from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
+from sleepcompact.domain.records import CompactionRecord, ConversationRecord, new_rows
 from sleepcompact.domain.steps import RowChange
 from sleepcompact.services.ports import Repository, TokenCounter, UnitOfWork
 
@@ -144,28 +144,7 @@ def store_prepared(
         raise DuplicateToolResult(next(t for t in result_ids if result_ids.count(t) > 1))
     if result_ids and (answered := repo.tool_results(conversation_id, result_ids)):
         raise DuplicateToolResult(sorted(answered)[0])
-    rows = []
-    for i, (part, cost) in enumerate(zip(parts, tokens, strict=True)):
-        summary = part.metadata.get("tool_summary")
-        summary = without_nul(summary) if summary else summary
-        meta = {k: v for k, v in part.metadata.items() if k not in ("tool_summary", "include_in_history")}
-        rows.append(
-            NewMessage(
-                seq=first + i,
-                part=i,
-                role=part.role,
-                kind=part.kind,
-                content=part.content,
-                raw=normalized.raw if i == 0 else None,
-                tool_name=part.tool_name if part.kind == "tool_call" else known.get(part.tool_call_id or ""),
-                tool_call_id=part.tool_call_id,
-                token_count=cost,
-                tool_summary=summary,
-                tool_summary_tokens=count(summary) if summary else None,
-                include_in_history=bool(part.metadata.get("include_in_history")),
-                metadata=meta,
-            )
-        )
+    rows = new_rows(normalized, tokens, first_seq=first, tool_names=known, count=count)
     repo.add_messages(conversation_id, rows, now)
     return Appended(conversation_id, tuple(r.seq for r in rows), total)
 
