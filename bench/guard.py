@@ -31,8 +31,8 @@ from bench.ladder import BIG_OUTPUT_TOKENS, MODEL, TARGET_MESSAGES, cpu_model
 from bench.results import publish
 from sleepcompact import Memory, Settings
 from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.demo.synthetic import coding_agent, scaled
 from sleepcompact.logs import configure_logging
-from sleepcompact.synthetic import coding_agent, scaled
 
 SIZES = (100, 10_000)
 CHECK_WINDOW = 10_000_000  # 10,000 messages are ~5.4M model tokens: this keeps both sizes below soft
@@ -150,7 +150,7 @@ def filled(stack: ExitStack, url: str, window: int, messages: Sequence[dict[str,
     cid = mem.create_conversation(MODEL, context_window=window)
     for i in range(0, len(messages), APPEND_CHUNK):
         mem.append_many(cid, messages[i : i + APPEND_CHUNK])
-    mem.factors()  # warm the in-process calibration cache, as any process past its first call has it
+    mem.admin.factors()  # warm the in-process calibration cache, as any process past its first call has it
     check = mem.check(cid)
     if check.decision != "none":
         raise RuntimeError(f"{len(messages):,} messages: decision {check.decision!r}, expected 'none'")
@@ -196,7 +196,7 @@ def tiktoken_count(encoding: Any, system: str, messages: Sequence[dict[str, Any]
 def load_raw(mem: Memory, cid: str) -> list[dict[str, Any]]:
     """The alternative's load: each appended message as received (``message.raw``), one SELECT."""
     query = text("SELECT raw FROM message WHERE conversation_id = :c AND raw IS NOT NULL ORDER BY seq, part")
-    with mem.engine.connect() as conn:
+    with mem.admin.engine.connect() as conn:
         return [json.loads(r) for r in conn.execute(query, {"c": cid}).scalars()]
 
 

@@ -21,13 +21,13 @@ from bench.results import publish
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.api import Memory
 from sleepcompact.config import Settings
+from sleepcompact.demo.synthetic import coding_agent, scaled
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_spec, output_reserve_for
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.messages import normalize, part_tokens
 from sleepcompact.domain.records import MessageRecord, live_record, new_rows
 from sleepcompact.domain.steps import Count
 from sleepcompact.logs import configure_logging
-from sleepcompact.synthetic import coding_agent, scaled
 
 MODEL = "claude-sonnet-4-5"
 TARGET_MESSAGES = 2000
@@ -132,7 +132,7 @@ def plan_cases(records: tuple[MessageRecord, ...], n_messages: int, count: Count
 
 
 def service_cases(messages: list[dict[str, Any]], tokens: int) -> list[Case]:
-    """``Memory.compact`` on SQLite: a dry run, and a real compaction with the offline summarizer."""
+    """``mem.compactions.compact`` on SQLite: a dry run, and a real compaction with the offline summarizer."""
     n = len(messages)
     with tempfile.TemporaryDirectory(prefix="sc-bench-") as tmp:
         mem = Memory(Settings(summarizer="offline"), database_url=f"sqlite:///{tmp}/bench.db")
@@ -142,19 +142,19 @@ def service_cases(messages: list[dict[str, Any]], tokens: int) -> list[Case]:
             mem.append_many(cid, messages)
             elapsed = time.perf_counter() - start
             append = Case("setup: append_many (normalize, count, insert)", n, tokens, (elapsed,))
-            stored = mem.conversation(cid).live_tokens
-            dry = timed(lambda: mem.compact(cid, dry_run=True), DRY_RUNS, SERVICE_WARMUPS)
+            stored = mem.admin.conversation(cid).live_tokens
+            dry = timed(lambda: mem.compactions.compact(cid, dry_run=True), DRY_RUNS, SERVICE_WARMUPS)
             compacts: list[float] = []
             restores: list[float] = []
             for i in range(SERVICE_WARMUPS + COMPACT_RUNS):
                 t0 = time.perf_counter()
-                outcome = mem.compact(cid)
+                outcome = mem.compactions.compact(cid)
                 t1 = time.perf_counter()
                 if outcome.status != "applied" or outcome.compaction_id is None:
                     raise RuntimeError(f"expected an applied compaction: {outcome.status}, {outcome.reason}")
-                mem.restore(outcome.compaction_id)
+                mem.compactions.restore(outcome.compaction_id)
                 t2 = time.perf_counter()
-                if mem.conversation(cid).live_tokens != stored:
+                if mem.admin.conversation(cid).live_tokens != stored:
                     raise RuntimeError("restore did not bring back the live tokens of the original")
                 if i >= SERVICE_WARMUPS:
                     compacts.append(t1 - t0)
@@ -165,9 +165,9 @@ def service_cases(messages: list[dict[str, Any]], tokens: int) -> list[Case]:
             mem.close()
     return [
         append,
-        Case("Memory.compact(dry_run=True), SQLite, model window", n, tokens, dry),
-        Case(f"Memory.compact(), SQLite, offline summarizer: {steps}", n, tokens, tuple(compacts)),
-        Case("Memory.restore() of that compaction, SQLite", n, tokens, tuple(restores)),
+        Case("compactions.compact(dry_run=True), SQLite, model window", n, tokens, dry),
+        Case(f"compactions.compact(), SQLite, offline summarizer: {steps}", n, tokens, tuple(compacts)),
+        Case("compactions.restore() of that compaction, SQLite", n, tokens, tuple(restores)),
     ]
 
 

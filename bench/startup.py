@@ -39,11 +39,16 @@ SETUP = (
 
 @dataclass(frozen=True)
 class Case:
-    """One command line, run in a fresh process each time."""
+    """One command line, run in a fresh process each time, from ``cwd``.
+
+    Never from a source tree: ``python -c`` puts the current directory first on ``sys.path``, ahead of
+    ``PYTHONPATH``, so the tree under test would be shadowed by whatever sits there.
+    """
 
     name: str
     argv: tuple[str, ...]
     env: dict[str, str]
+    cwd: Path
 
 
 @contextmanager
@@ -89,20 +94,20 @@ def cases_for(label: str, tree: Path, workdir: Path) -> list[Case]:
     )
     cid = made.stdout.strip().splitlines()[-1]
     return [
-        Case(f"{label}: import sleepcompact", (sys.executable, "-c", "import sleepcompact"), env),
-        Case(f"{label}: sleepcompact check", (sys.executable, "-c", CHECK, "check", cid), env),
+        Case(f"{label}: import sleepcompact", (sys.executable, "-c", "import sleepcompact"), env, workdir),
+        Case(f"{label}: sleepcompact check", (sys.executable, "-c", CHECK, "check", cid), env, workdir),
     ]
 
 
 def timed(cases: Sequence[Case], runs: int) -> dict[str, list[float]]:
     """Wall time of each case's process, the cases taking turns; one untimed warm-up each."""
     for case in cases:
-        subprocess.run(case.argv, env=case.env, check=True, capture_output=True)
+        subprocess.run(case.argv, env=case.env, cwd=case.cwd, check=True, capture_output=True)
     samples: dict[str, list[float]] = {c.name: [] for c in cases}
     for _ in range(runs):
         for case in cases:
             start = time.perf_counter()
-            subprocess.run(case.argv, env=case.env, check=True, capture_output=True)
+            subprocess.run(case.argv, env=case.env, cwd=case.cwd, check=True, capture_output=True)
             samples[case.name].append(time.perf_counter() - start)
     return samples
 
@@ -136,8 +141,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--runs", type=int, default=RUNS)
     args = parser.parse_args(argv)
-    floor = Case("python -c pass (the interpreter alone)", (sys.executable, "-c", "pass"), dict(os.environ))
     with tempfile.TemporaryDirectory(prefix="sc-startup-db-") as tmp, trees(args.compare) as found:
+        floor = Case(
+            "python -c pass (the interpreter alone)",
+            (sys.executable, "-c", "pass"),
+            dict(os.environ),
+            Path(tmp),
+        )
         cases = [floor]
         for label, tree in found:
             cases.extend(cases_for(label, tree, Path(tmp)))

@@ -1,53 +1,40 @@
-"""``Memory``: the facade applications import in their request path."""
+"""``Memory``: the facade applications import in their request path.
+
+A thin object over the dependencies ``bootstrap`` builds once: the request path (create, append, check,
+prepare_context, context, search, export, import, clear, stats) is on ``Memory`` itself; the rest is in
+namespaces (``mem.compactions``, ``mem.journal``, ``mem.memories``, ``mem.sleep``, ``mem.admin``).
+"""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
-from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from sqlalchemy import Engine
-
-from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarizer
-from sleepcompact.adapters.tokenizer import load_counter
-from sleepcompact.admin import AdminMemory
-from sleepcompact.agents import AgentMemory
+from sleepcompact.bootstrap import Container, bootstrap
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
-from sleepcompact.domain.errors import ImportFormatError, InvalidSetting, SleepcompactError
+from sleepcompact.domain.errors import InvalidSetting
 from sleepcompact.domain.guard import Check
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
-from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.services import compaction, conversations, guard, transfer
-from sleepcompact.services import context as context_service
-from sleepcompact.services import history as history_service
-from sleepcompact.services.compaction import Trigger
-from sleepcompact.services.compaction_records import CompactionOutcome
-from sleepcompact.services.context import ContextView, RenderFormat
+from sleepcompact.facade import Admin, Compactions, Journal, Memories, Sleep
+from sleepcompact.facade.moved import Moved, dicts, old_rerun
+from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
+from sleepcompact.services import context, conversations, guard, history, transfer
+from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec
 from sleepcompact.services.guard import PreparedContext
-from sleepcompact.services.ports import Summarizer, TaskQueue, TokenCounter
-from sleepcompact.store import migrate
-from sleepcompact.store.conversation_reader import ConversationReader
-from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
-from sleepcompact.store.uow import SqlUnitOfWork
+from sleepcompact.services.history import SearchHit
+from sleepcompact.services.transfer import ConversationExport, ImportSource
 
 
-class DatabaseNotInitialized(SleepcompactError):
-    """The database has not been migrated to this version's schema; run ``sleepcompact init``."""
-
-
-class Memory(AgentMemory, AdminMemory):
+class Memory:
     """Conversations, their budgets and their history, on one database.
 
-    Build it with ``Memory.from_env()`` or ``Memory(settings)``. Engines are
-    created here, never at import time. An embedded SQLite database is
-    migrated automatically; other databases must be initialized with
-    ``sleepcompact init`` (so a fleet of workers never races on DDL).
+    Build it with ``Memory.from_env()`` or ``Memory(settings)``. Engines are created here, never at
+    import time. An embedded SQLite database is migrated automatically; other databases must be
+    initialized with ``sleepcompact init`` (so a fleet of workers never races on DDL).
     """
 
     def __init__(
@@ -67,46 +54,30 @@ class Memory(AgentMemory, AdminMemory):
             settings = settings.with_overrides(database_url=database_url)
         if broker_url is not None:
             settings = settings.with_overrides(broker_url=broker_url)
-        self.settings = settings
-        self.counter: TokenCounter = counter or load_counter()
-        self.policy = policy or Policy()
-        if summarizer is not None and not hasattr(summarizer, "summarize"):
-            summarizer = CallableSummarizer(summarizer)
-        self._summarizer: Summarizer | None = summarizer  # type: ignore[assignment]
-        self._task_queue = queue  # where the guard sends its ticks (default: the Celery broker)
-        self._factors: tuple[float, dict[str, float]] | None = None
-        self.engine: Engine = make_engine(settings.database_url)
-        self._sessions = make_session_factory(self.engine)
-        self._read_sessions = make_session_factory(self.engine, readonly=True)
-        self._conversation_reader = ConversationReader(self.engine)
-        should_migrate = is_sqlite(self.engine) if auto_migrate is None else auto_migrate
-        if should_migrate:
-            migrate.upgrade(self.engine)
-        elif migrate.current_revision(self.engine) != migrate.head_revision():
-            raise DatabaseNotInitialized(
-                f"the database at {self.engine.url.render_as_string(hide_password=True)} is not at schema "
-                f"{migrate.head_revision()}; run `sleepcompact init`"
-            )
+        deps = bootstrap(
+            settings,
+            counter=counter,
+            summarizer=summarizer,
+            policy=policy,
+            queue=queue,
+            auto_migrate=auto_migrate,
+        )
+        self._deps: Container = deps
+        self.compactions = Compactions(deps)
+        self.journal = Journal(deps)
+        self.memories = Memories(deps)
+        self.sleep = Sleep(deps)
+        self.admin = Admin(deps, new_memory=type(self))
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Memory:
         """A Memory configured from the environment (see ``Settings.from_env``)."""
         return cls(Settings.from_env(), **kwargs)
 
-    # -- units of work --------------------------------------------------------------------------------
-
-    def uow(self) -> SqlUnitOfWork:
-        """A fresh unit of work (one transaction)."""
-        return SqlUnitOfWork(self._sessions)
-
-    def read_uow(self) -> SqlUnitOfWork:
-        """A unit of work for reads only; on SQLite it never waits for the write lock."""
-        return SqlUnitOfWork(self._read_sessions)
-
     @property
-    def thresholds(self) -> Thresholds:
-        """The global default thresholds."""
-        return self.settings.thresholds
+    def settings(self) -> Settings:
+        """The settings this Memory was built with."""
+        return self._deps.settings
 
     # -- conversations ----------------------------------------------------------------------------------
 
@@ -131,10 +102,11 @@ class Memory(AgentMemory, AdminMemory):
         ``{"tool_output_cap": 1000, "preserve_messages": 40}`` (names of ``Policy`` fields).
         """
         if policy:
-            known = {f.name for f in fields(Policy)}
-            unknown = sorted(set(policy) - known)
+            unknown = sorted(set(policy) - {f.name for f in fields(Policy)})
             if unknown:
-                raise InvalidSetting(f"unknown policy settings {unknown}; known: {sorted(known)}")
+                raise InvalidSetting(
+                    f"unknown policy settings {unknown}; known: {sorted(f.name for f in fields(Policy))}"
+                )
             metadata = {**dict(metadata or {}), "policy": dict(policy)}
         spec = ConversationSpec(
             model=model or self.settings.default_model,
@@ -148,84 +120,29 @@ class Memory(AgentMemory, AdminMemory):
             conversation_id=conversation_id,
             metadata=metadata,
         )
-        return conversations.create_conversation(self.uow(), spec)
+        return conversations.create_conversation(self._deps, spec)
 
     def append(
         self, conversation_id: str, message: Mapping[str, Any], *, fmt: MessageFormat = "auto"
     ) -> Appended:
         """Append an Anthropic- or OpenAI-shaped message; a typed error and no write if invalid."""
-        return conversations.append(
-            self.uow(),
-            self.counter,
-            conversation_id,
-            message,
-            fmt=fmt,
-            max_bytes=self.settings.max_message_bytes,
-        )
+        return conversations.append(self._deps, conversation_id, message, fmt=fmt)
 
     def append_many(
         self, conversation_id: str, messages: Iterable[Mapping[str, Any]], *, fmt: MessageFormat = "auto"
     ) -> list[Appended]:
         """Append several messages in one transaction: all or none."""
-        return conversations.append_many(
-            self.uow(),
-            self.counter,
-            conversation_id,
-            messages,
-            fmt=fmt,
-            max_bytes=self.settings.max_message_bytes,
-        )
-
-    def conversation(self, conversation_id: str) -> ConversationRecord:
-        """The conversation's record (settings and running counters)."""
-        return conversations.get_conversation(self.read_uow(), conversation_id)
-
-    def list_conversations(self, limit: int = 1000) -> list[ConversationRecord]:
-        """Conversations, most recently active first."""
-        return conversations.list_conversations(self.read_uow(), limit)
-
-    def context(
-        self, conversation_id: str, *, system: str | None = None, fmt: RenderFormat = "anthropic"
-    ) -> ContextView:
-        """Exactly what the next LLM call would get (recalled memories included), without compacting."""
-        return context_service.render_context(
-            self.read_uow(),
-            self.counter,
-            conversation_id,
-            defaults=self.thresholds,
-            system=system,
-            fmt=fmt,
-            memory_budget=self.settings.memory_budget_tokens,
-        )
-
-    def stats(self, conversation_id: str | None = None) -> dict[str, Any]:
-        """Counts and tokens for one conversation (with its budget) or for the whole database."""
-        return context_service.conversation_stats(self.read_uow(), conversation_id, self.thresholds)
+        return conversations.append_many(self._deps, conversation_id, messages, fmt=fmt)
 
     def clear(self, conversation_id: str) -> str:
         """Archive the whole live context (nothing is deleted); returns the id of the clear record."""
-        return conversations.clear(self.uow(), conversation_id)
+        return conversations.clear(self._deps, conversation_id)
 
-    # -- the guard --------------------------------------------------------------------------------------
-
-    def factors(self) -> dict[str, float]:
-        """The calibrated tokenizer factors, cached in-process (``calibration_cache_s``): the guard's
-        decision stays one indexed read."""
-        now = time.monotonic()
-        if self._factors is None or now - self._factors[0] > self.settings.calibration_cache_s:
-            with self.read_uow() as uow:
-                self._factors = (now, uow.repo.calibrations())
-        return self._factors[1]
+    # -- the request path -------------------------------------------------------------------------------
 
     def check(self, conversation_id: str) -> Check:
         """The guard's decision alone (tokens, thresholds, what it would do): one indexed read."""
-        return guard.check(
-            self._conversation_reader.read,
-            conversation_id,
-            defaults=self.thresholds,
-            factors=self.factors(),
-            auto_compact=self.settings.auto_compact,
-        )
+        return guard.check(self._deps, conversation_id)
 
     def prepare_context(
         self,
@@ -243,93 +160,37 @@ class Memory(AgentMemory, AdminMemory):
         ``ContextOverflow`` only when the system prompt, tools and current turn alone do not fit (or
         auto-compaction is off and the context does not fit).
         """
-        s = self.settings
-        cfg = guard.GuardConfig(
-            defaults=self.thresholds,
-            auto_compact=s.auto_compact,
-            deadline_s=s.guard_deadline_s,
-            lease_wait_s=s.guard_lease_wait_s,
-            lease_seconds=s.lease_seconds,
-            request_interval_s=s.sleep_request_interval_s,
-            memory_budget=s.memory_budget_tokens,
-        )
-        queue = self._task_queue if self._task_queue is not None else self.queue
-        return guard.prepare_context(
-            self.uow,
-            self.counter,
-            self.summarizer,
-            queue,
-            conversation_id,
-            cfg,
-            factors=self.factors(),
-            policy=self.policy,
-            system=system,
-            tools=tools,
-            fmt=fmt,
-            read_uow_factory=self.read_uow,
-        )
+        return guard.prepare_context(self._deps, conversation_id, system=system, tools=tools, fmt=fmt)
 
-    # -- compaction -------------------------------------------------------------------------------------
+    def context(
+        self, conversation_id: str, *, system: str | None = None, fmt: RenderFormat = "anthropic"
+    ) -> ContextView:
+        """Exactly what the next LLM call would get (recalled memories included), without compacting."""
+        return context.render_context(self._deps, conversation_id, system=system, fmt=fmt)
 
-    @property
-    def summarizer(self) -> Summarizer:
-        """The summarizer in use (chosen from the settings on first use)."""
-        if self._summarizer is None:
-            self._summarizer = make_summarizer(self.settings, self.counter.count)
-        return self._summarizer
-
-    def compact(
-        self,
-        conversation_id: str,
-        *,
-        trigger: Trigger = "manual",
-        dry_run: bool = False,
-        force: bool = False,
-        instructions: str | None = None,
-        fallback: bool | None = None,
-    ) -> CompactionOutcome:
-        """Run the compaction ladder now. ``dry_run`` returns the plan and writes nothing.
-
-        When the summarizer fails or returns something invalid, an ``emergency`` compaction falls back to the
-        offline summary (the guard must fit its request); any other trigger records a ``failed``
-        compaction and leaves the history untouched, raising ``TransientLLMError`` when a retry may help.
-        ``fallback`` overrides that choice.
-        """
-        return compaction.compact(
-            self.uow,
-            self.counter,
-            self.summarizer,
-            conversation_id,
-            trigger=trigger,
-            defaults=self.thresholds,
-            policy=self.policy,
-            dry_run=dry_run,
-            force=force,
-            instructions=instructions,
-            fallback=fallback,
-        )
-
-    def restore(self, compaction_id: str) -> list[str]:
-        """Undo a compaction (and any later ones, newest first); returns the ids restored."""
-        return history_service.restore(self.uow(), compaction_id)
-
-    def history(self, conversation_id: str) -> list[dict[str, Any]]:
-        """Compactions of a conversation with their figures, summaries and flags."""
-        return history_service.history(self.read_uow(), conversation_id)
-
-    def search_history(self, conversation_id: str, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    def search_history(self, conversation_id: str, query: str, limit: int = 20) -> list[SearchHit]:
         """Full-text search over every original; ``seq:N`` fetches what a placeholder points to."""
-        return history_service.search_history(self.read_uow(), conversation_id, query, limit)
+        return history.search_history(self._deps, conversation_id, query, limit)
+
+    @overload
+    def stats(self, conversation_id: str) -> ConversationStats: ...
+    @overload
+    def stats(self, conversation_id: None = None) -> DatabaseStats: ...
+    def stats(self, conversation_id: str | None = None) -> DatabaseStats:
+        """Counts and tokens for one conversation (with its budget figures) or for the whole database."""
+        if conversation_id is None:
+            return context.database_stats(self._deps)
+        return context.conversation_stats(self._deps, conversation_id)
 
     # -- export / import --------------------------------------------------------------------------------
 
-    def export(self, conversation_id: str) -> dict[str, Any]:
+    def export(self, conversation_id: str) -> ConversationExport:
         """Every message ever appended (exactly as received), every row with its state, and compactions."""
-        return transfer.export_conversation(self.read_uow(), conversation_id)
+        return transfer.export_conversation(self._deps, conversation_id)
 
     def import_(
         self,
-        data: bytes | str | Path | Mapping[str, Any] | list[Any],
+        data: ImportSource,
         *,
         fmt: MessageFormat = "auto",
         conversation_id: str | None = None,
@@ -343,30 +204,14 @@ class Memory(AgentMemory, AdminMemory):
     ) -> list[str]:
         """Import conversations from a file, its bytes, or parsed JSON; returns their ids.
 
-        Reads JSON arrays, ``{"messages": [...]}`` objects, JSONL, SWE-agent
-        ``.traj`` files, mini-swe-agent records and sleepcompact exports. Each
-        conversation is all-or-nothing.
+        Reads JSON arrays, ``{"messages": [...]}`` objects, JSONL, SWE-agent ``.traj`` files,
+        mini-swe-agent records and sleepcompact exports. Each conversation is all-or-nothing.
         """
-        source = "<input>"
-        if isinstance(data, Path):
-            source = str(data)
-            try:
-                raw = data.read_bytes()
-            except OSError as exc:
-                raise ImportFormatError(f"cannot read the file: {exc.strerror}", source=source) from exc
-        elif isinstance(data, str):
-            raw = data.encode("utf-8", errors="surrogateescape")
-        elif isinstance(data, bytes):
-            raw = data
-        else:
-            raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        raw, source = transfer.read_source(data)
         return transfer.import_bytes(
-            self.uow,
-            self.counter,
+            self._deps,
             raw,
             source=source,
-            default_model=self.settings.default_model,
-            max_bytes=self.settings.max_message_bytes,
             fmt=fmt,
             all_records=all_records,
             record=record,
@@ -378,14 +223,46 @@ class Memory(AgentMemory, AdminMemory):
             agent_id=agent_id,
         )
 
+    # -- lifetime ---------------------------------------------------------------------------------------
+
     def close(self) -> None:
         """Release the connection pool (and the broker connection, if a task was sent)."""
-        if self._queue is not None:
-            self._queue.close()
-        self.engine.dispose()
+        self._deps.close()
 
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- names that moved to the namespaces (one release with a DeprecationWarning) ---------------------
+
+    compact = Moved("compactions.compact")
+    restore = Moved("compactions.restore", legacy=list)
+    history = dicts("compactions.history")
+    rerun = Moved("compactions.rerun", build=old_rerun)
+    submit_batch = Moved("compactions.submit_batch")
+    poll_batches = Moved("compactions.poll_batches")
+    add_journal_entry = Moved("journal.add")
+    journal_entries = dicts("journal.entries")
+    search_memories = dicts("memories.search")
+    consolidate = dicts("memories.consolidate")
+    sleep_tick = dicts("sleep.tick")
+    run_tick = dicts("sleep.run_tick")
+    sweep_nightly = dicts("sleep.sweep_nightly")
+    sweep_idle = dicts("sleep.sweep_idle")
+    tick_now = dicts("sleep.tick_now")
+    request_sleep = Moved("sleep.request")
+    ticks = dicts("sleep.ticks")
+    evaluate = Moved("admin.evaluate")
+    conversation = Moved("admin.conversation")
+    list_conversations = Moved("admin.conversations")
+    uow = Moved("admin.uow")
+    read_uow = Moved("admin.read_uow")
+    engine = Moved("admin.engine")
+    factors = Moved("admin.factors")
+    counter = Moved("admin.counter")
+    summarizer = Moved("admin.summarizer")
+    policy = Moved("admin.policy")
+    thresholds = Moved("admin.thresholds")
+    queue = Moved("admin.producer")

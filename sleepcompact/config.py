@@ -40,9 +40,12 @@ class Settings:
     thresholds: Thresholds = field(default_factory=Thresholds)
     max_message_bytes: int = 2 * 1024 * 1024
     log_level: str = "INFO"
-    log_format: LogFormat = "auto"
+    log_format: LogFormat | None = None  # None: the library logs nowhere by itself (sleepcompact.logs)
     summarizer_timeout_s: float = 60.0
-    summarizer_attempts: int = 4
+    summarizer_attempts: int = 4  # in the caller's process only; the worker makes one (Celery retries)
+    task_max_retries: int = 6
+    task_retry_backoff_s: int = 5
+    task_retry_backoff_max_s: int = 600
     redact_emails: bool = False
     redact_card_numbers: bool = False
     memory_budget_tokens: int = 512
@@ -97,8 +100,8 @@ class Settings:
         summarizer = env.get("SLEEPCOMPACT_SUMMARIZER", "anthropic" if key else "offline")
         if summarizer not in ("anthropic", "offline"):
             raise InvalidSetting(f"SLEEPCOMPACT_SUMMARIZER must be anthropic or offline, got {summarizer!r}")
-        log_format = env.get("SLEEPCOMPACT_LOG_FORMAT", "auto")
-        if log_format not in ("auto", "json", "console"):
+        log_format = env.get("SLEEPCOMPACT_LOG_FORMAT") or None
+        if log_format not in (None, "auto", "json", "console"):
             raise InvalidSetting(f"SLEEPCOMPACT_LOG_FORMAT must be auto, json or console, got {log_format!r}")
         defaults = Thresholds()
         thresholds = Thresholds(
@@ -120,6 +123,9 @@ class Settings:
             log_format=log_format,  # type: ignore[arg-type]  # checked above
             summarizer_timeout_s=_float(env, "SLEEPCOMPACT_SUMMARIZER_TIMEOUT", 60.0),
             summarizer_attempts=_int(env, "SLEEPCOMPACT_SUMMARIZER_ATTEMPTS", 4),
+            task_max_retries=_int(env, "SLEEPCOMPACT_TASK_MAX_RETRIES", 6, minimum=0),
+            task_retry_backoff_s=_int(env, "SLEEPCOMPACT_TASK_RETRY_BACKOFF", 5),
+            task_retry_backoff_max_s=_int(env, "SLEEPCOMPACT_TASK_RETRY_BACKOFF_MAX", 600),
             redact_emails=_bool(env, "SLEEPCOMPACT_REDACT_EMAILS"),
             redact_card_numbers=_bool(env, "SLEEPCOMPACT_REDACT_CARD_NUMBERS"),
             memory_budget_tokens=_int(env, "SLEEPCOMPACT_MEMORY_BUDGET", 512, minimum=0),

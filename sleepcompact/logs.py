@@ -1,20 +1,88 @@
-"""structlog, configured once per process: JSON when not on a terminal, pretty on one."""
+"""Logging: the library's loggers, and the configuration the processes (and only they) install.
+
+The contract (docs/operations.md tells it to users):
+
+* Every line is an event from a logger named after the module that writes it (``sleepcompact.services.
+  guard``, ``sleepcompact.telemetry`` for the canonical lines...), with its fields as key/values.
+* Imported as a library, sleepcompact writes nothing to stdout or stderr by itself. Where a line goes
+  is decided per call, by what the host application set up:
+
+  - the host configured structlog (``structlog.is_configured()``): the event goes through the host's
+    structlog configuration, like the host's own events;
+  - otherwise it becomes a standard-library record on that logger (level as logged, message
+    ``"event key=value ..."``, the event and its fields as ``record.sleepcompact_event`` and
+    ``record.sleepcompact_fields``). A ``NullHandler`` on ``sleepcompact`` keeps Python's last-resort
+    handler from printing them, so they show only once the host adds a handler (``logging.basicConfig``).
+
+* ``configure_logging`` is what the CLI, the worker and the scheduler install, and what ``bootstrap``
+  installs when ``SLEEPCOMPACT_LOG_FORMAT`` is set: structlog and the root logger rendering one JSON
+  object a line on stderr (off a terminal), or pretty lines on one.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import structlog
 
 from sleepcompact.config import Settings
 
+ROOT_LOGGER = "sleepcompact"
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _configured = False
+
+logging.getLogger(ROOT_LOGGER).addHandler(logging.NullHandler())
+
+
+class Logger:
+    """A module's logger: ``log.info("event", key=value)``, routed per call (see the module docstring)."""
+
+    __slots__ = ("_stdlib", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._stdlib = logging.getLogger(name)
+
+    def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        if structlog.is_configured():
+            getattr(structlog.get_logger(self.name), level)(event, **fields)
+            return
+        number = _LEVELS[level]
+        if not self._stdlib.isEnabledFor(number):
+            return
+        merged = {**structlog.contextvars.get_contextvars(), **fields}
+        message = " ".join([event, *(f"{k}={v!r}" for k, v in merged.items())])
+        extra = {"sleepcompact_event": event, "sleepcompact_fields": merged}
+        self._stdlib.log(number, "%s", message, extra=extra, stacklevel=3)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at debug level."""
+        self._log("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at info level."""
+        self._log("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at warning level."""
+        self._log("warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at error level."""
+        self._log("error", event, fields)
+
+
+def get_logger(name: str) -> Logger:
+    """The logger for module ``name`` (every library module logs through one of these)."""
+    return Logger(name)
 
 
 def is_json(settings: Settings) -> bool:
     """Whether log lines are JSON (off a terminal unless forced): then nothing else may print to stderr."""
-    return settings.log_format == "json" or (settings.log_format == "auto" and not sys.stderr.isatty())
+    fmt = settings.log_format or "auto"
+    return fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
 
 
 def configure_logging(settings: Settings, *, force: bool = False) -> None:
@@ -23,9 +91,8 @@ def configure_logging(settings: Settings, *, force: bool = False) -> None:
     if _configured and not force:
         return
     level = getattr(logging, settings.log_level, logging.INFO)
-    pretty = not is_json(settings)
     renderer: structlog.typing.Processor = (
-        structlog.dev.ConsoleRenderer() if pretty else structlog.processors.JSONRenderer()
+        structlog.processors.JSONRenderer() if is_json(settings) else structlog.dev.ConsoleRenderer()
     )
     structlog.configure(
         processors=[
@@ -40,8 +107,13 @@ def configure_logging(settings: Settings, *, force: bool = False) -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
-    # Standard-library loggers (Celery, Kombu, SQLAlchemy) go through the same renderer, so off a
-    # terminal every line on stderr is one JSON object, whoever wrote it.
+    _route_stdlib(renderer, level)
+    _configured = True
+
+
+def _route_stdlib(renderer: structlog.typing.Processor, level: int) -> None:
+    """Standard-library loggers (Celery, Kombu, SQLAlchemy) through the same renderer, so off a terminal
+    every line on stderr is one JSON object, whoever wrote it."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
@@ -64,4 +136,6 @@ def configure_logging(settings: Settings, *, force: bool = False) -> None:
     logging.captureWarnings(True)  # library warnings become log lines too, not raw stderr text
     # Alembic narrates every migration check at INFO; only its warnings matter to an operator.
     logging.getLogger("alembic").setLevel(max(level, logging.WARNING))
-    _configured = True
+
+
+__all__ = ["ROOT_LOGGER", "Logger", "configure_logging", "get_logger", "is_json"]

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-import structlog
+from sleepcompact.logs import get_logger
 
-log = structlog.get_logger("sleepcompact.telemetry")
+log = get_logger("sleepcompact.telemetry")
 
 Observer = Callable[[str, Mapping[str, Any]], None]
 """Called as ``observer(event, fields)``; ``fields`` must be treated as read-only."""

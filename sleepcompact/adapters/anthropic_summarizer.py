@@ -1,11 +1,9 @@
-"""The Anthropic summarizer: the official SDK, one retry layer (ours), redaction before anything leaves.
+"""The Anthropic summarizer: the official SDK, redaction before anything leaves, one retry layer.
 
-The SDK client is built with ``max_retries=0`` so retries happen exactly once,
-here: exponential backoff with full jitter, bounded in attempts and in total
-time, honouring ``retry-after``. Errors are mapped to transient (429, 529,
-5xx, timeouts, connection errors) and permanent (400, 401, 403, 404, and a
-429 that reports a spend limit); only transient ones are retried, here or by
-the worker's autoretry.
+The SDK client is built with ``max_retries=0``: the SDK never retries. Errors are mapped to transient
+(429, 529, 5xx, timeouts, connection errors) and permanent (400, 401, 403, 404, and a 429 that
+reports a spend limit); only transient ones are retried, by ``adapters.retry`` within this instance's
+``RetryPolicy`` (in the worker, one attempt: Celery's autoretry is the retry layer there).
 
 Every request emits one canonical ``llm_call`` event (model, purpose, latency, usage, cost, outcome),
 and every batch result read back one with ``batch=True`` (its latency is the batch's, so none).
@@ -13,15 +11,12 @@ and every batch result read back one with ``batch=True`` (its latency is the bat
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import structlog
+from typing import Any
 
 from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
+from sleepcompact.adapters.retry import RetryPolicy, with_retries
 from sleepcompact.domain.errors import (
     InvalidScores,
     InvalidSummary,
@@ -31,10 +26,11 @@ from sleepcompact.domain.errors import (
 )
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.rescoring import build_rescoring_prompt, parse_scores
-from sleepcompact.services.ports import SummaryResult
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import SummaryResult
 from sleepcompact.telemetry import emit
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # USD per million tokens (input, output), the providers' list prices; the Batches API costs half.
 PRICES: dict[str, tuple[float, float]] = {
@@ -55,8 +51,6 @@ CLAUDE_TOKEN_RATIO = 1.15
 # Output room for a rescoring reply: "[10, " is at most 4 tokens a score, plus slack for a code fence.
 RESCORE_TOKENS_PER_ENTRY = 4
 RESCORE_TOKENS_EXTRA = 32
-
-T = TypeVar("T")
 
 
 def price_for(model: str) -> tuple[float, float]:
@@ -111,21 +105,6 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded exponential backoff with full jitter."""
-
-    attempts: int = 4
-    base_s: float = 0.5
-    cap_s: float = 8.0
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        """Seconds to wait before attempt ``attempt + 1`` (``retry-after`` wins when the server sets it)."""
-        if retry_after is not None:
-            return min(retry_after, self.cap_s)
-        return rng.uniform(0, min(self.cap_s, self.base_s * 2**attempt))
-
-
 class AnthropicSummarizer:
     """``Summarizer`` over the Messages API."""
 
@@ -153,7 +132,6 @@ class AnthropicSummarizer:
         self._redaction = redaction or RedactionPolicy()
         self._count = count
         self._sleep = sleep
-        self._rng = random.Random()
 
     def request_params(self, request: SummaryInput, prompt: SummaryPrompt) -> dict[str, Any]:
         """Messages API parameters: instructions as system, the redacted transcript as user data."""
@@ -173,7 +151,9 @@ class AnthropicSummarizer:
     ) -> SummaryResult:
         """One summary, retrying transient errors within the policy and the optional monotonic deadline."""
         params = self.request_params(request, prompt)
-        return self._with_retries(lambda: self._summary_call(params), deadline)
+        return with_retries(
+            lambda: self._summary_call(params), self._retry, classify, deadline=deadline, sleep=self._sleep
+        )
 
     def _summary_call(self, params: dict[str, Any]) -> SummaryResult:
         """One Messages call for a summary; its ``llm_call`` event says whether the reply was usable."""
@@ -255,7 +235,7 @@ class AnthropicSummarizer:
             started = time.monotonic()
             return self._create(params, "rescore", started)
 
-        response: Any = self._with_retries(call, None)
+        response: Any = with_retries(call, self._retry, classify, sleep=self._sleep)
         stop = getattr(response, "stop_reason", None)
         text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", "") == "text")
         try:
@@ -267,28 +247,6 @@ class AnthropicSummarizer:
             raise
         self._emit_call("rescore", started, response, "ok")
         return scores
-
-    def _with_retries(self, call: Callable[[], T], deadline: float | None) -> T:
-        """``call()``, retrying transient errors within the policy and the optional monotonic deadline.
-
-        Invalid replies pass through unchanged; every other exception is mapped by ``classify``.
-        """
-        attempt = 0
-        while True:
-            try:
-                return call()
-            except (InvalidSummary, InvalidScores):
-                raise
-            except Exception as exc:
-                error = classify(exc)
-                attempt += 1
-                if not error.transient or attempt >= self._retry.attempts:
-                    raise error from exc
-                wait = self._retry.delay(attempt - 1, getattr(error, "retry_after", None), self._rng)
-                if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise error from exc
-                log.info("summarizer_retry", attempt=attempt, wait_s=round(wait, 2), reason=str(error)[:200])
-                self._sleep(wait)
 
     def parse(self, response: Any, params: dict[str, Any], *, batch: bool) -> SummaryResult:
         """Validate a Messages API response and turn it into a result (cut off, refusal or empty: invalid).

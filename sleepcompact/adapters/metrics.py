@@ -43,7 +43,11 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
-        r = self.registry
+        self._compaction_metrics(self.registry)
+        self._llm_metrics(self.registry)
+        self._pipeline_metrics(self.registry)
+
+    def _compaction_metrics(self, r: CollectorRegistry) -> None:
         self.compactions = Counter(
             "sleepcompact_compactions",
             "Compactions by trigger and outcome (applied, discarded, failed, stalled, noop, backoff, "
@@ -64,6 +68,8 @@ class Metrics:
             buckets=COMPACTION_BUCKETS,
             registry=r,
         )
+
+    def _llm_metrics(self, r: CollectorRegistry) -> None:
         self.llm_calls = Counter(
             "sleepcompact_llm_calls",
             "LLM requests by model, purpose (summary, rescore) and outcome (ok, invalid, *_error).",
@@ -89,6 +95,8 @@ class Metrics:
             ["model", "direction"],
             registry=r,
         )
+
+    def _pipeline_metrics(self, r: CollectorRegistry) -> None:
         self.guard_decisions = Counter(
             "sleepcompact_guard_decisions",
             "prepare_context calls by what the guard did (none, sleep_requested, emergency_compacted, "

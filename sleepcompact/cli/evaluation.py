@@ -9,13 +9,13 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sleepcompact.cli import JsonFlag, _console, _errors, _memory, _print_json, app
+from sleepcompact.cli.common import JsonFlag, app, console, errors, memory, show
 from sleepcompact.evaluation import POLICIES, PolicyResult
 from sleepcompact.logs import configure_logging
 
 
 @app.command("eval")
-@_errors
+@errors
 def eval_(
     files: Annotated[list[Path], typer.Argument(help="Conversation files (any format import reads).")],
     window: Annotated[list[int], typer.Option(help="Context window(s) to replay at, e.g. 8000.")],
@@ -32,27 +32,28 @@ def eval_(
     if unknown:
         known = ", ".join(POLICIES)
         raise typer.BadParameter(f"unknown policies {unknown}; known: {known}", param_hint="--policy")
-    with _memory(offline=True) as mem:
+    with memory(offline=True) as mem:
         # Thousands of guard and compaction lines would bury the table; warnings still show.
         configure_logging(mem.settings.with_overrides(log_level="WARNING"), force=True)
         if as_json:
-            results = mem.evaluate(files, windows=window, policies=chosen, tick_every=tick_every)
+            results = mem.admin.evaluate(files, windows=window, policies=chosen, tick_every=tick_every)
         else:
             columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-            with Progress(*columns, console=_console()) as bar:
+            with Progress(*columns, console=console()) as bar:
                 task = bar.add_task("replay", total=None)
-                results = mem.evaluate(
+                results = mem.admin.evaluate(
                     files,
                     windows=window,
                     policies=chosen,
                     tick_every=tick_every,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
-    if as_json:
-        _print_json({str(w): [r.to_dict() for r in rs] for w, rs in results.items()})
-        return
-    for w, rs in results.items():
-        _table(w, rs)
+
+    def text() -> None:
+        for w, rs in results.items():
+            _table(w, rs)
+
+    show({str(w): rs for w, rs in results.items()}, as_json, text)
 
 
 def _table(window: int, results: list[PolicyResult]) -> None:
@@ -74,4 +75,4 @@ def _table(window: int, results: list[PolicyResult]) -> None:
             ", ".join(f"{k} {v}" for k, v in sorted(r.costs.compactions.items())) or "-",
             f"{r.costs.summarizer_in:,}/{r.costs.summarizer_out:,}",
         )
-    _console().print(table)
+    console().print(table)

@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from sleepcompact.cli import EXIT_USER_ERROR, _errors, _memory, _print_json, app
-from sleepcompact.domain.report_html import Report, render_html
-from sleepcompact.services import report as report_service
+from sleepcompact.cli.common import EXIT_USER_ERROR, app, errors, memory, show
+from sleepcompact.report import render_html
+from sleepcompact.services.report import Report
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -50,7 +50,7 @@ def _describe(data: Report) -> str:
 
 
 @app.command()
-@_errors
+@errors
 def report(
     conversation: Annotated[str, typer.Argument(help="Conversation id.")],
     html: Annotated[
@@ -65,18 +65,16 @@ def report(
     script); with --json, prints the series and the compactions; with neither,
     prints a one-line summary.
     """
-    with _memory() as mem:
+    with memory() as mem:
         # Built before anything is written: an unknown conversation leaves no file behind.
-        data = report_service.build_report(mem.read_uow(), conversation, mem.thresholds)
+        data = mem.admin.report(conversation)
     if html is not None:
         try:
             write_atomic(html, render_html(data))
         except OSError as exc:
             typer.echo(f"error: cannot write {html}: {exc.strerror or exc}", err=True)
             raise typer.Exit(EXIT_USER_ERROR) from None
-    if as_json:
-        _print_json(data.to_dict())
-    elif html is not None:
+    if html is not None and not as_json:
         typer.echo(f"wrote {html} ({len(data.points)} points, {len(data.compactions)} compactions)")
     else:
-        typer.echo(_describe(data))
+        show(data, as_json, _describe(data))

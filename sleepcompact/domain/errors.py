@@ -157,3 +157,19 @@ class ContextOverflow(SleepcompactError):
         self.tools_tokens = tools_tokens
         self.current_turn_tokens = current_turn_tokens
         self.fixed_tokens = fixed_tokens
+
+
+class DatabaseNotInitialized(SleepcompactError):
+    """The database has not been migrated to this version's schema; run ``sleepcompact init``."""
+
+
+class CompactionNotFound(SleepcompactError):
+    """The compaction id names no compaction."""
+
+
+class NotRestorable(SleepcompactError):
+    """Only applied compactions can be restored (or re-run)."""
+
+
+class NothingToRerun(SleepcompactError):
+    """The conversation has no applied compaction since its last clear."""

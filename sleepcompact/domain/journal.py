@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sleepcompact.domain.json_shapes import json_ready
 
 SOURCE_TRUST: dict[str, float] = {"direct": 0.9, "observation": 0.8, "inference": 0.6, "environmental": 0.3}
 SOURCE_BONUS: dict[str, int] = {"direct": 2, "observation": 1, "inference": 0, "environmental": -1}
@@ -47,3 +51,50 @@ class NewJournalEntry:
     def importance(self) -> int:
         """Heuristic importance, 1..10."""
         return heuristic_importance(self.source_type, self.tags)
+
+
+@dataclass(frozen=True)
+class JournalEntryRecord:
+    """A stored journal entry: what the agent (or a compaction) noted, and where it went."""
+
+    id: int
+    tenant_id: str
+    agent_id: str
+    conversation_id: str | None
+    content: str
+    source_type: str
+    source_trust: float
+    importance: int
+    importance_method: str  # heuristic, llm, manual
+    tags: tuple[str, ...]
+    origin: str
+    status: str  # pending, scored, consolidated, pruned
+    memory_id: int | None
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (what ``sleepcompact journal list --json`` prints)."""
+        return dict(json_ready(self))
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """A long-term memory of one agent. Invalidated memories are kept, with what superseded them."""
+
+    id: int
+    tenant_id: str
+    agent_id: str
+    kind: str  # fact, preference, insight, knowledge_gap, contradiction
+    content: str
+    confidence: float
+    importance: int
+    source_trust: float
+    source_journal_ids: tuple[int, ...]
+    superseded_by: int | None
+    invalidated_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (what ``sleepcompact memories list --json`` prints)."""
+        return dict(json_ready(self))

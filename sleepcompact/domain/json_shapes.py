@@ -1,7 +1,10 @@
-"""Small readings of parsed JSON that the import formats share."""
+"""Small JSON helpers: readings of parsed JSON the import formats share, and records made JSON-ready."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from datetime import datetime
 from typing import Any
 
 _JSON_KINDS: tuple[tuple[type, str], ...] = (
@@ -28,3 +31,17 @@ def join_text(content: Any) -> Any:
     ):
         return "\n".join(b["text"] for b in content)
     return content
+
+
+def json_ready(value: Any) -> Any:
+    """A record (or anything holding records) as JSON-ready values: dataclasses become dicts, tuples
+    lists, datetimes ISO 8601 text. What every public result's ``to_dict()`` is built on."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: json_ready(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    return value

@@ -12,11 +12,11 @@ steps themselves, and the row changes they make, live in ``sleepcompact.domain.s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD
-from sleepcompact.domain.records import MessageRecord, logical_order
+from sleepcompact.domain.records import ConversationRecord, MessageRecord, logical_order
 from sleepcompact.domain.steps import (
     Count,
     RowChange,
@@ -317,3 +317,10 @@ def with_summary_size(p: Plan, summary_tokens: int) -> Plan:
         for s in p.steps
     )
     return replace(p, tokens_after=after, steps=steps)
+
+
+def conversation_policy(conv: ConversationRecord, default: Policy) -> Policy:
+    """The ladder's policy with the conversation's own overrides (stored in its metadata) applied."""
+    overrides = conv.metadata.get("policy") or {}
+    known = {f.name for f in fields(Policy)}
+    return replace(default, **{k: v for k, v in overrides.items() if k in known})

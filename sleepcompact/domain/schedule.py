@@ -1,10 +1,13 @@
-"""When a night is, and what a sweep calls the tick it enqueues (pure: standard library only)."""
+"""When a night is, what a sweep calls the tick it enqueues, and a tick as stored (standard library only)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
+
+from sleepcompact.domain.json_shapes import json_ready
 
 
 @dataclass(frozen=True)
@@ -39,3 +42,20 @@ def idle_key(last_activity_at: datetime) -> str:
 def request_key(requested_at: datetime) -> str:
     """One tick per request from the guard."""
     return f"request-{requested_at.astimezone(UTC):%Y%m%dT%H%M%S.%f}"
+
+
+@dataclass(frozen=True)
+class TickRecord:
+    """One sleep tick of a conversation: its key, where it is, and what it did once done."""
+
+    conversation_id: str
+    tick_key: str
+    status: str  # queued, running, done
+    queued_at: datetime  # when it was last enqueued (a sweep re-enqueueing a stale tick moves it)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(json_ready(self))

@@ -32,45 +32,9 @@ def anthropic_problems(messages: Sequence[dict[str, Any]], *, allow_pending_call
             continue
         if role == prev_role:
             problems.append(f"message {i}: two {role} messages in a row")
-        content = msg.get("content")
-        blocks: list[dict[str, Any]]
-        if isinstance(content, str):
-            if not content.strip():
-                problems.append(f"message {i}: empty text")
-            blocks = []
-        elif isinstance(content, list):
-            if not content:
-                problems.append(f"message {i}: empty content list")
-            blocks = content
-        else:
-            problems.append(f"message {i}: content is neither text nor blocks")
-            blocks = []
-        for j, block in enumerate(blocks):
-            btype = block.get("type")
-            if btype == "text" and not str(block.get("text", "")).strip():
-                problems.append(f"message {i} block {j}: empty text block")
-            if btype == "tool_use" and role != "assistant":
-                problems.append(f"message {i} block {j}: tool_use outside an assistant turn")
-            if btype == "tool_result" and role != "user":
-                problems.append(f"message {i} block {j}: tool_result outside a user turn")
+        blocks = _blocks(i, msg.get("content"), role, problems)
         if role == "user":
-            results = [b for b in blocks if b.get("type") == "tool_result"]
-            leading = 0
-            for b in blocks:
-                if b.get("type") != "tool_result":
-                    break
-                leading += 1
-            if leading != len(results):
-                problems.append(f"message {i}: tool_result blocks do not all come first")
-            answered = [str(b.get("tool_use_id")) for b in results]
-            if len(set(answered)) != len(answered):
-                problems.append(f"message {i}: a tool_use is answered more than once")
-            for tid in answered:
-                if tid not in pending:
-                    problems.append(f"message {i}: tool_result {tid} answers no call of the previous turn")
-            for tid in pending:
-                if tid not in answered:
-                    problems.append(f"message {i}: tool_use {tid} of the previous turn is not answered")
+            _check_results(i, blocks, pending, problems)
             pending = []
         else:
             pending = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
@@ -80,3 +44,47 @@ def anthropic_problems(messages: Sequence[dict[str, Any]], *, allow_pending_call
     if pending and not allow_pending_calls:
         problems.append("the last assistant turn has unanswered tool calls")
     return problems
+
+
+def _blocks(i: int, content: Any, role: str, problems: list[str]) -> list[dict[str, Any]]:
+    """The message's content blocks (none for text), noting empty content and misplaced blocks."""
+    blocks: list[dict[str, Any]] = []
+    if isinstance(content, str):
+        if not content.strip():
+            problems.append(f"message {i}: empty text")
+    elif isinstance(content, list):
+        if not content:
+            problems.append(f"message {i}: empty content list")
+        blocks = content
+    else:
+        problems.append(f"message {i}: content is neither text nor blocks")
+    for j, block in enumerate(blocks):
+        btype = block.get("type")
+        if btype == "text" and not str(block.get("text", "")).strip():
+            problems.append(f"message {i} block {j}: empty text block")
+        if btype == "tool_use" and role != "assistant":
+            problems.append(f"message {i} block {j}: tool_use outside an assistant turn")
+        if btype == "tool_result" and role != "user":
+            problems.append(f"message {i} block {j}: tool_result outside a user turn")
+    return blocks
+
+
+def _check_results(i: int, blocks: list[dict[str, Any]], pending: list[str], problems: list[str]) -> None:
+    """A user turn answers the previous turn's calls: every one, once, before anything else."""
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    leading = 0
+    for b in blocks:
+        if b.get("type") != "tool_result":
+            break
+        leading += 1
+    if leading != len(results):
+        problems.append(f"message {i}: tool_result blocks do not all come first")
+    answered = [str(b.get("tool_use_id")) for b in results]
+    if len(set(answered)) != len(answered):
+        problems.append(f"message {i}: a tool_use is answered more than once")
+    for tid in answered:
+        if tid not in pending:
+            problems.append(f"message {i}: tool_result {tid} answers no call of the previous turn")
+    for tid in pending:
+        if tid not in answered:
+            problems.append(f"message {i}: tool_use {tid} of the previous turn is not answered")

@@ -20,7 +20,7 @@ from sleepcompact.domain.messages import content_text, normalize, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, build_prompt
 from sleepcompact.domain.records import MessageRecord, live_record, new_rows
 from sleepcompact.domain.summary import offline_summary
-from sleepcompact.services.ports import SummaryResult
+from sleepcompact.ports import SummaryResult
 
 POLICIES = ("truncate", "mask-then-summarize-all", "summarize-only", "sleepcompact")
 CLEARED = "[Old tool result content cleared]"  # BaseAgent's marker
@@ -70,7 +70,9 @@ class MeteredSummarizer:
         self.input_tokens = 0
         self.output_tokens = 0
 
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
         """The offline summary of ``request``; ``prompt`` is only counted."""
         text = offline_summary(request, self._count)
         self.input_tokens += prompt_tokens(prompt, self._count)
@@ -252,15 +254,15 @@ class Sleepcompact:
 
     def tick(self) -> None:
         self._ticks += 1
-        self.memory.sleep_tick(self.cid, f"eval-{self._ticks}")
+        self.memory.sleep.tick(self.cid, f"eval-{self._ticks}")
 
     def finish(self) -> None:
         """Read the costs back from the compaction records."""
-        for h in self.memory.history(self.cid):
-            if h["status"] != "applied":
+        for h in self.memory.compactions.history(self.cid):
+            if h.status != "applied":
                 continue
-            self.costs.compactions[h["trigger"]] = self.costs.compactions.get(h["trigger"], 0) + 1
-            for step in h["steps"]:
+            self.costs.compactions[h.trigger] = self.costs.compactions.get(h.trigger, 0) + 1
+            for step in h.steps:
                 name = step["step"]
                 self.costs.saved_by_step[name] = self.costs.saved_by_step.get(name, 0) + step["tokens_saved"]
         # Every request the summarizer got, applied or not: that is what it would have cost.

@@ -29,7 +29,7 @@ from sleepcompact.evaluation.policies import (
     Truncate,
     all_text,
 )
-from sleepcompact.services.ports import Summarizer
+from sleepcompact.ports import Summarizer
 
 # Token counts are compared as counted (cl100k): a model whose safety factor is 1.0, so sleepcompact's
 # thresholds and the baselines' are in the same units.

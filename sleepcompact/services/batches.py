@@ -11,52 +11,18 @@ with a direct call. Emergencies never wait for a batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-import structlog
-
-from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import LLMError, PermanentLLMError, SleepcompactError
-from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
-from sleepcompact.services.compaction import DeferToBatch, Trigger, compact
-from sleepcompact.services.compaction_records import CompactionOutcome
-from sleepcompact.services.ports import SummaryResult, TokenCounter, UnitOfWork
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import BatchSummarizer, Dependencies, SummaryResult
+from sleepcompact.services.compaction import CompactRequest, Trigger, compact
+from sleepcompact.services.outcomes import CompactionOutcome
+from sleepcompact.services.summaries import DeferToBatch
 
-log = structlog.get_logger(__name__)
-
-
-class BatchSummarizer(Protocol):
-    """A summarizer that can also work through a batch API."""
-
-    provider: str
-    model: str
-
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
-        """A direct call."""
-        ...
-
-    def request_params(self, request: SummaryInput, prompt: SummaryPrompt) -> dict[str, Any]:
-        """The parameters one batch request carries (redacted)."""
-        ...
-
-    def submit_batch(self, requests: list[tuple[str, dict[str, Any]]]) -> str:
-        """Submit requests; returns the batch id."""
-        ...
-
-    def batch_ended(self, batch_id: str) -> bool:
-        """Whether the batch's results can be read."""
-        ...
-
-    def batch_results(self, batch_id: str) -> dict[str, tuple[str, Any]]:
-        """custom_id -> (result type, message or error)."""
-        ...
-
-    def parse(self, response: Any, params: dict[str, Any], *, batch: bool) -> SummaryResult:
-        """Validate a response into a result."""
-        ...
+log = get_logger(__name__)
 
 
 class _Collector:
@@ -67,7 +33,9 @@ class _Collector:
         self.provider = inner.provider
         self.model = inner.model
 
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
         raise DeferToBatch(self.inner.request_params(request, prompt), [r.seq for r in request.rows])
 
 
@@ -77,7 +45,9 @@ class _Prefetched:
     def __init__(self, result: SummaryResult, seqs: list[int], provider: str, model: str) -> None:
         self.result, self.seqs, self.provider, self.model = result, seqs, provider, model
 
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
         if [r.seq for r in request.rows] != self.seqs:
             raise PermanentLLMError("the conversation changed since the batch was submitted")
         return self.result
@@ -94,73 +64,69 @@ class BatchReport:
     retried_directly: list[CompactionOutcome] = field(default_factory=list)
     pending_batches: list[str] = field(default_factory=list)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (outcomes as their own dicts)."""
+        return {
+            "batch_id": self.batch_id,
+            "submitted": list(self.submitted),
+            "applied_directly": [o.to_dict() for o in self.applied_directly],
+            "applied": [o.to_dict() for o in self.applied],
+            "retried_directly": [o.to_dict() for o in self.retried_directly],
+            "pending_batches": list(self.pending_batches),
+        }
+
 
 def submit(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
+    deps: Dependencies,
     summarizer: BatchSummarizer,
     conversation_ids: list[str],
     *,
-    defaults: Thresholds,
-    policy: Policy,
     trigger: Trigger = "sleep",
 ) -> BatchReport:
     """Plan every conversation; LLM-free ones apply now, the others go out as one batch."""
     if trigger == "emergency":
         raise SleepcompactError("emergency compactions never wait for a batch")
-    collector = _Collector(summarizer)
+    request = CompactRequest(trigger=trigger, fallback=False, summarizer=_Collector(summarizer))
     deferred: list[str] = []
     direct: list[CompactionOutcome] = []
     for cid in conversation_ids:
-        outcome = compact(
-            uow_factory,
-            counter,
-            collector,
-            cid,
-            trigger=trigger,
-            defaults=defaults,
-            policy=policy,
-            fallback=False,
-        )
+        outcome = compact(deps, cid, request)
         if outcome.status == "deferred" and outcome.compaction_id:
             deferred.append(outcome.compaction_id)
         else:
             direct.append(outcome)
     if not deferred:
         return BatchReport(applied_directly=direct)
-    requests: list[tuple[str, dict[str, Any]]] = []
-    with uow_factory() as uow:
-        for compaction_id in deferred:
-            found = uow.repo.get_compaction(compaction_id)
-            assert found is not None
-            requests.append((compaction_id, found[1]["batch"]["params"]))
+    with deps.read_uow() as uow:
+        requests = [(cid, _meta(uow.compactions.get(cid))["batch"]["params"]) for cid in deferred]
     batch_id = summarizer.submit_batch(requests)
-    with uow_factory() as uow:
+    with deps.uow() as uow:
         for compaction_id in deferred:
-            _, meta = uow.repo.get_compaction(compaction_id) or (None, {})
+            meta = _meta(uow.compactions.get(compaction_id))
             meta["batch"]["batch_id"] = batch_id
-            uow.repo.set_compaction(compaction_id, meta=meta)
+            uow.compactions.update(compaction_id, meta=meta)
         uow.commit()
     log.info("batch_submitted", batch_id=batch_id, requests=len(deferred))
     return BatchReport(batch_id=batch_id, submitted=deferred, applied_directly=direct)
 
 
-def poll(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: BatchSummarizer,
-    *,
-    defaults: Thresholds,
-    policy: Policy,
-) -> BatchReport:
+def _meta(found: tuple[Any, dict[str, Any]] | None) -> dict[str, Any]:
+    assert found is not None
+    return dict(found[1])
+
+
+_Item = tuple[str, str, str, dict[str, Any]]  # compaction id, conversation id, trigger, metadata
+
+
+def poll(deps: Dependencies, summarizer: BatchSummarizer) -> BatchReport:
     """Apply every ended batch's results; safe to run any number of times."""
-    with uow_factory() as uow:
-        running = uow.repo.compactions_with_status("running")
-    by_batch: dict[str, list[tuple[str, str, str, dict[str, Any]]]] = {}
+    with deps.read_uow() as uow:
+        running = uow.compactions.with_status("running")
+    by_batch: dict[str, list[_Item]] = {}
     for record, meta in running:
-        batch = meta.get("batch") or {}
-        if batch.get("batch_id"):
-            by_batch.setdefault(batch["batch_id"], []).append(
+        batch_id = (meta.get("batch") or {}).get("batch_id")
+        if batch_id:
+            by_batch.setdefault(batch_id, []).append(
                 (record.id, record.conversation_id, record.trigger, meta)
             )
     applied: list[CompactionOutcome] = []
@@ -171,60 +137,52 @@ def poll(
             pending.append(batch_id)
             continue
         results = summarizer.batch_results(batch_id)
-        for compaction_id, cid, trigger, meta in items:
-            kind, payload = results.get(compaction_id, ("missing", None))
-            outcome: CompactionOutcome | None = None
-            reason = f"batch result {kind}"
-            if kind == "succeeded":
-                try:
-                    result = summarizer.parse(payload, meta["batch"]["params"], batch=True)
-                    prefetched = _Prefetched(
-                        result, meta["batch"]["seqs"], summarizer.provider, summarizer.model
-                    )
-                    outcome = compact(
-                        uow_factory,
-                        counter,
-                        prefetched,
-                        cid,
-                        trigger=_trigger(trigger),
-                        defaults=defaults,
-                        policy=policy,
-                        fallback=False,
-                        factors=meta["batch"].get("factors"),
-                    )
-                    reason = "applied from the batch" if outcome.status == "applied" else outcome.reason
-                except (LLMError, SleepcompactError) as exc:
-                    reason = f"batch result unusable: {exc}"
-            _close(uow_factory, compaction_id, reason, outcome)
-            if outcome is not None and outcome.status == "applied":
+        for item in items:
+            outcome = _apply_result(deps, summarizer, item, results.get(item[0], ("missing", None)))
+            if outcome is not None:
                 applied.append(outcome)
                 continue
             # Errored, expired, canceled, invalid or stale: the direct call does it now.
-            retried.append(
-                compact(
-                    uow_factory,
-                    counter,
-                    summarizer,
-                    cid,
-                    trigger=_trigger(trigger),
-                    defaults=defaults,
-                    policy=policy,
-                    fallback=False,
-                )
-            )
+            request = CompactRequest(trigger=_trigger(item[2]), fallback=False, summarizer=summarizer)
+            retried.append(compact(deps, item[1], request))
     return BatchReport(applied=applied, retried_directly=retried, pending_batches=pending)
+
+
+def _apply_result(
+    deps: Dependencies, summarizer: BatchSummarizer, item: _Item, found: tuple[str, Any]
+) -> CompactionOutcome | None:
+    """Apply one batch result through the ordinary compaction path; the outcome if it applied.
+
+    Whatever happens, the batch's placeholder record is closed (superseded) with the reason.
+    """
+    compaction_id, cid, trigger, meta = item
+    kind, payload = found
+    outcome: CompactionOutcome | None = None
+    reason = f"batch result {kind}"
+    if kind == "succeeded":
+        try:
+            batch = meta["batch"]
+            result = summarizer.parse(payload, batch["params"], batch=True)
+            prefetched = _Prefetched(result, batch["seqs"], summarizer.provider, summarizer.model)
+            request = CompactRequest(
+                trigger=_trigger(trigger), fallback=False, factors=batch.get("factors"), summarizer=prefetched
+            )
+            outcome = compact(deps, cid, request)
+            reason = "applied from the batch" if outcome.status == "applied" else outcome.reason
+        except (LLMError, SleepcompactError) as exc:
+            reason = f"batch result unusable: {exc}"
+    _close(deps, compaction_id, reason, outcome)
+    return outcome if outcome is not None and outcome.status == "applied" else None
 
 
 def _trigger(value: str) -> Trigger:
     return "manual" if value not in ("sleep", "manual", "admin_rerun") else value  # type: ignore[return-value]
 
 
-def _close(
-    uow_factory: Callable[[], UnitOfWork], compaction_id: str, reason: str, outcome: CompactionOutcome | None
-) -> None:
+def _close(deps: Dependencies, compaction_id: str, reason: str, outcome: CompactionOutcome | None) -> None:
     """The batch's placeholder record is superseded by whatever compaction the result led to."""
-    with uow_factory() as uow:
-        found = uow.repo.get_compaction(compaction_id)
+    with deps.uow() as uow:
+        found = uow.compactions.get(compaction_id)
         if found is None or found[0].status != "running":
             return
         meta = dict(found[1])
@@ -233,8 +191,5 @@ def _close(
             "result": reason,
             "applied_as": outcome.compaction_id if outcome else None,
         }
-        uow.repo.set_compaction(compaction_id, status="superseded", error=reason, meta=meta)
+        uow.compactions.update(compaction_id, status="superseded", error=reason, meta=meta)
         uow.commit()
-
-
-__all__ = ["BatchReport", "BatchSummarizer", "poll", "submit"]

@@ -9,11 +9,12 @@ from typing import Any, Literal
 
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_family, model_spec
 from sleepcompact.domain.errors import ConversationNotFound
+from sleepcompact.domain.journal import MemoryRecord
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text
 from sleepcompact.domain.recall import Candidate, memory_block, recall
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.domain.rendering import render_anthropic, render_openai
-from sleepcompact.services.ports import TokenCounter, UnitOfWork
+from sleepcompact.ports import Dependencies
 
 RenderFormat = Literal["anthropic", "openai"]
 
@@ -96,31 +97,30 @@ class ContextView:
 
 
 def render_context(
-    uow: UnitOfWork,
-    counter: TokenCounter,
+    deps: Dependencies,
     conversation_id: str,
     *,
-    defaults: Thresholds,
     system: str | None = None,
     fmt: RenderFormat = "anthropic",
-    memory_budget: int = 0,
     factors: Mapping[str, float] | None = None,
 ) -> ContextView:
     """Render the live rows; ``system`` (the caller's prompt) counts against the budget too.
 
-    With ``memory_budget`` > 0 the agent's most relevant valid memories join the call as one
-    recalled-notes block (``domain.recall``), costing at most min(memory_budget, 5% of usable)
-    model tokens; they are read in the same transaction as the rows.
+    With ``settings.memory_budget_tokens`` > 0 the agent's most relevant valid memories join the call
+    as one recalled-notes block (``domain.recall``), costing at most min(that budget, 5% of usable)
+    model tokens; they are read in the same read-only transaction as the rows. ``factors``: the
+    calibration the guard caches; else read in that transaction.
     """
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    counter, memory_budget = deps.counter, deps.settings.memory_budget_tokens
+    with deps.read_uow() as tx:
+        conv = tx.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        rows = uow.repo.live_messages(conversation_id)
-        if factors is None:  # the guard passes its in-process cache instead
-            factors = uow.repo.calibrations()
-        stored = uow.repo.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
-    budget = budget_for(conv, defaults, factors)
+        rows = tx.conversations.live_messages(conversation_id)
+        if factors is None:
+            factors = tx.calibration.factors()
+        stored = tx.memories.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
+    budget = budget_for(conv, deps.settings.thresholds, factors)
     # Both caps are in the model's tokens, like every budget figure; recall counts with our counter.
     allowance = math.floor(min(memory_budget, MEMORY_SHARE * budget.usable) / budget.safety_factor)
     chosen = recall(
@@ -157,15 +157,15 @@ def current_turn_tokens(rows: Sequence[MessageRecord]) -> int:
     return sum(r.live_tokens for r in (rows[starts[-1] :] if starts else rows))
 
 
-def _candidate(m: Mapping[str, Any]) -> Candidate:
+def _candidate(m: MemoryRecord) -> Candidate:
     return Candidate(
-        id=m["id"],
-        kind=m["kind"],
-        content=m["content"],
-        confidence=m["confidence"],
-        importance=m["importance"],
-        source_trust=m["source_trust"],
-        invalidated=m.get("invalidated_at") is not None,
+        id=m.id,
+        kind=m.kind,
+        content=m.content,
+        confidence=m.confidence,
+        importance=m.importance,
+        source_trust=m.source_trust,
+        invalidated=m.invalidated_at is not None,
     )
 
 
@@ -178,35 +178,77 @@ def _recent_text(rows: Sequence[MessageRecord]) -> str:
     return "\n".join(content_text(r.view) for r in recent)[-RECENT_CHARS:]
 
 
-def conversation_stats(uow: UnitOfWork, conversation_id: str | None, defaults: Thresholds) -> dict[str, Any]:
-    """Counts and tokens; with a conversation, its budget figures as well."""
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id) if conversation_id else None
-        if conversation_id and conv is None:
+@dataclass(frozen=True)
+class DatabaseStats:
+    """Counts and tokens over the whole database (or one conversation's rows)."""
+
+    conversations: int
+    messages: int
+    original_tokens: int
+    messages_by_state: dict[str, int]
+    messages_by_kind: dict[str, int]
+    compactions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (what ``sleepcompact stats --json`` prints)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ConversationStats(DatabaseStats):
+    """One conversation's counts, with its budget figures (``tokens`` in the model's tokens)."""
+
+    conversation_id: str = ""
+    tenant_id: str = ""
+    agent_id: str = ""
+    model: str = ""
+    plan: str | None = None
+    live_messages: int = 0
+    live_tokens: int = 0
+    tokens: int = 0
+    context_window: int = 0
+    output_reserve: int = 0
+    usable: int = 0
+    soft: int = 0
+    hard: int = 0
+    target: int = 0
+    safety_factor: float = 1.0
+    percent_of_usable: float = 0.0
+    compaction_epoch: int = 0
+
+
+def database_stats(deps: Dependencies) -> DatabaseStats:
+    """Counts and tokens over every conversation."""
+    with deps.read_uow() as uow:
+        return DatabaseStats(**uow.conversations.stats(None))
+
+
+def conversation_stats(deps: Dependencies, conversation_id: str) -> ConversationStats:
+    """One conversation's counts and tokens, and its budget figures."""
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conversation_id)
+        if conv is None:
             raise ConversationNotFound(conversation_id)
-        stats = uow.repo.stats(conversation_id)
-        factors = uow.repo.calibrations()
-    if conv is not None:
-        b = budget_for(conv, defaults, factors)
-        stats.update(
-            {
-                "conversation_id": conv.id,
-                "tenant_id": conv.tenant_id,
-                "agent_id": conv.agent_id,
-                "model": conv.model,
-                "plan": conv.plan,
-                "live_messages": conv.live_messages,
-                "live_tokens": conv.live_tokens,
-                "tokens": b.effective(conv.live_tokens),
-                "context_window": b.context_window,
-                "output_reserve": b.output_reserve,
-                "usable": b.usable,
-                "soft": b.soft,
-                "hard": b.hard,
-                "target": b.target,
-                "safety_factor": b.safety_factor,
-                "percent_of_usable": b.percent_of_usable(conv.live_tokens),
-                "compaction_epoch": conv.compaction_epoch,
-            }
-        )
-    return stats
+        counts = uow.conversations.stats(conversation_id)
+        factors = uow.calibration.factors()
+    b = budget_for(conv, deps.settings.thresholds, factors)
+    return ConversationStats(
+        **counts,
+        conversation_id=conv.id,
+        tenant_id=conv.tenant_id,
+        agent_id=conv.agent_id,
+        model=conv.model,
+        plan=conv.plan,
+        live_messages=conv.live_messages,
+        live_tokens=conv.live_tokens,
+        tokens=b.effective(conv.live_tokens),
+        context_window=b.context_window,
+        output_reserve=b.output_reserve,
+        usable=b.usable,
+        soft=b.soft,
+        hard=b.hard,
+        target=b.target,
+        safety_factor=b.safety_factor,
+        percent_of_usable=b.percent_of_usable(conv.live_tokens),
+        compaction_epoch=conv.compaction_epoch,
+    )

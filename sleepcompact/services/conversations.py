@@ -7,10 +7,9 @@ append is one transaction, so a bad message leaves the database unchanged.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sleepcompact.domain.budget import Thresholds, output_reserve_for, resolve_window
@@ -24,17 +23,8 @@ from sleepcompact.domain.errors import (
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, new_rows
 from sleepcompact.domain.steps import RowChange
-from sleepcompact.services.ports import Repository, TokenCounter, UnitOfWork
-
-
-def utcnow() -> datetime:
-    """The current time in UTC (one place, so tests can reason about it)."""
-    return datetime.now(UTC)
-
-
-def new_id(prefix: str) -> str:
-    """A short random id with a readable prefix, e.g. ``conv_4f1c...``."""
-    return f"{prefix}_{secrets.token_hex(8)}"
+from sleepcompact.ports import ConversationRepository, Dependencies, TokenCounter
+from sleepcompact.services.clock import new_id, utcnow
 
 
 @dataclass(frozen=True)
@@ -87,13 +77,13 @@ def build_conversation(spec: ConversationSpec, now: datetime) -> ConversationRec
     )
 
 
-def create_conversation(uow: UnitOfWork, spec: ConversationSpec) -> str:
+def create_conversation(deps: Dependencies, spec: ConversationSpec) -> str:
     """Create a conversation; returns its id."""
     record = build_conversation(spec, utcnow())
-    with uow:
-        if uow.repo.get_conversation(record.id) is not None:
+    with deps.uow() as uow:
+        if uow.conversations.get(record.id) is not None:
             raise InvalidSetting(f"conversation {record.id!r} already exists")
-        uow.repo.add_conversation(record)
+        uow.conversations.add(record)
         uow.commit()
     return record.id
 
@@ -106,6 +96,10 @@ class Appended:
     seqs: tuple[int, ...]
     tokens: int
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"conversation_id": self.conversation_id, "seqs": list(self.seqs), "tokens": self.tokens}
+
 
 def prepare(
     message: object, counter: TokenCounter, *, fmt: MessageFormat, max_bytes: int
@@ -116,7 +110,7 @@ def prepare(
 
 
 def store_prepared(
-    repo: Repository,
+    repo: ConversationRepository,
     conversation_id: str,
     normalized: NormalizedMessage,
     tokens: list[int],
@@ -150,60 +144,54 @@ def store_prepared(
 
 
 def append(
-    uow: UnitOfWork,
-    counter: TokenCounter,
-    conversation_id: str,
-    message: object,
-    *,
-    fmt: MessageFormat = "auto",
-    max_bytes: int = 2 * 1024 * 1024,
+    deps: Dependencies, conversation_id: str, message: object, *, fmt: MessageFormat = "auto"
 ) -> Appended:
     """Append one message: validated, counted once, live_tokens updated in the same transaction."""
-    normalized, tokens = prepare(message, counter, fmt=fmt, max_bytes=max_bytes)
-    with uow:
-        result = store_prepared(uow.repo, conversation_id, normalized, tokens, utcnow(), counter.count)
+    counter = deps.counter
+    normalized, tokens = prepare(message, counter, fmt=fmt, max_bytes=deps.settings.max_message_bytes)
+    with deps.uow() as uow:
+        result = store_prepared(
+            uow.conversations, conversation_id, normalized, tokens, utcnow(), counter.count
+        )
         uow.commit()
     return result
 
 
 def append_many(
-    uow: UnitOfWork,
-    counter: TokenCounter,
-    conversation_id: str,
-    messages: Iterable[object],
-    *,
-    fmt: MessageFormat = "auto",
-    max_bytes: int = 2 * 1024 * 1024,
+    deps: Dependencies, conversation_id: str, messages: Iterable[object], *, fmt: MessageFormat = "auto"
 ) -> list[Appended]:
     """Append several messages all-or-nothing: one bad message and none is stored."""
-    prepared = [prepare(m, counter, fmt=fmt, max_bytes=max_bytes) for m in messages]
-    with uow:
+    counter, limit = deps.counter, deps.settings.max_message_bytes
+    prepared = [prepare(m, counter, fmt=fmt, max_bytes=limit) for m in messages]
+    with deps.uow() as uow:
         now = utcnow()
-        out = [store_prepared(uow.repo, conversation_id, n, t, now, counter.count) for n, t in prepared]
+        out = [
+            store_prepared(uow.conversations, conversation_id, n, t, now, counter.count) for n, t in prepared
+        ]
         uow.commit()
     return out
 
 
-def get_conversation(uow: UnitOfWork, conversation_id: str) -> ConversationRecord:
+def get_conversation(deps: Dependencies, conversation_id: str) -> ConversationRecord:
     """The conversation record, or ConversationNotFound."""
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conversation_id)
     if conv is None:
         raise ConversationNotFound(conversation_id)
     return conv
 
 
-def clear(uow: UnitOfWork, conversation_id: str) -> str:
+def clear(deps: Dependencies, conversation_id: str) -> str:
     """Empty the live context by archiving every live row (nothing is deleted).
 
     Recorded as a compaction with trigger ``clear``, including each row's
     prior live state, so ``restore`` can bring the context back exactly.
     """
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    with deps.uow() as uow:
+        conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        live = uow.repo.live_messages(conversation_id)
+        live = uow.conversations.live_messages(conversation_id)
         cid = new_id("cmp")
         record = CompactionRecord(
             id=cid,
@@ -219,17 +207,17 @@ def clear(uow: UnitOfWork, conversation_id: str) -> str:
             created_at=utcnow(),
             snapshot_epoch=conv.compaction_epoch,
         )
-        if not uow.repo.bump_epoch(conversation_id, conv.compaction_epoch):
+        if not uow.conversations.bump_epoch(conversation_id, conv.compaction_epoch):
             raise InvalidSetting("the conversation changed during the clear; try again")
         changes = [RowChange(m.id, m.seq, "archived", m.live_content, m.live_tokens, "clear") for m in live]
-        prior = uow.repo.apply_changes(cid, changes)
-        uow.repo.add_compaction(record, meta={"prior": prior})
-        uow.repo.recount(conversation_id)
+        prior = uow.compactions.apply_changes(cid, changes)
+        uow.compactions.add(record, meta={"prior": prior})
+        uow.conversations.recount(conversation_id)
         uow.commit()
     return cid
 
 
-def list_conversations(uow: UnitOfWork, limit: int = 1000) -> list[ConversationRecord]:
+def list_conversations(deps: Dependencies, limit: int = 1000) -> list[ConversationRecord]:
     """Conversations, most recently active first."""
-    with uow:
-        return uow.repo.list_conversations(limit)
+    with deps.read_uow() as uow:
+        return uow.conversations.recent(limit)

@@ -15,38 +15,22 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-import structlog
-
-from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.errors import ContextOverflow, ConversationNotFound
 from sleepcompact.domain.guard import Action, Check, decide
-from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.schedule import request_key
-from sleepcompact.services.compaction import compact
-from sleepcompact.services.compaction_records import CompactionOutcome
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import Dependencies, TokenCounter
+from sleepcompact.services.clock import utcnow
+from sleepcompact.services.compaction import CompactRequest, compact
 from sleepcompact.services.context import ContextView, RenderFormat, budget_for, render_context
-from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.ports import ConversationLookup, Summarizer, TaskQueue, TokenCounter, UnitOfWork
+from sleepcompact.services.outcomes import CompactionOutcome
 from sleepcompact.telemetry import emit
 
-log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class GuardConfig:
-    """The guard's knobs (from ``Settings``)."""
-
-    defaults: Thresholds = field(default_factory=Thresholds)
-    auto_compact: bool = True
-    deadline_s: float = 20.0
-    lease_wait_s: float = 10.0
-    lease_seconds: int = 420
-    request_interval_s: int = 300
-    memory_budget: int = 512
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,24 +88,19 @@ class PreparedContext:
         }
 
 
-def check(
-    read_conversation: ConversationLookup,
-    conversation_id: str,
-    *,
-    defaults: Thresholds,
-    factors: Mapping[str, float],
-    auto_compact: bool = True,
-) -> Check:
+def check(deps: Dependencies, conversation_id: str) -> Check:
     """The guard's decision from one indexed read (the conversation row by primary key).
 
-    No unit of work: a single read needs no transaction, and this runs before every LLM call.
+    No unit of work: a single read needs no transaction, and this runs before every LLM call. The
+    calibration factors come from the in-process cache.
     """
-    conv = read_conversation(conversation_id)
+    conv = deps.read_conversation(conversation_id)
     if conv is None:
         raise ConversationNotFound(conversation_id)
-    budget = budget_for(conv, defaults, factors)
+    settings = deps.settings
+    budget = budget_for(conv, settings.thresholds, deps.factors())
     tokens = budget.effective(conv.live_tokens)
-    enabled = auto_compact and conv.auto_compact is not False
+    enabled = settings.auto_compact and conv.auto_compact is not False
     return Check(
         conversation_id=conversation_id,
         tokens=tokens,
@@ -144,76 +123,87 @@ def tool_tokens(counter: TokenCounter, tools: Sequence[Mapping[str, Any]] | None
     return counter.count(json.dumps(list(tools), ensure_ascii=False, separators=(",", ":")))
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One guarded call: what the caller sends besides the conversation's rows."""
+
+    conversation_id: str
+    system: str | None
+    tools: list[dict[str, Any]] | None
+    fmt: RenderFormat
+    tools_tokens: int
+    system_tokens: int
+
+    @property
+    def fixed(self) -> int:
+        """Counted tokens no compaction can shrink: the caller's system prompt and tools."""
+        return self.system_tokens + self.tools_tokens
+
+
 def prepare_context(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: Summarizer,
-    queue: TaskQueue | None,
+    deps: Dependencies,
     conversation_id: str,
-    cfg: GuardConfig,
     *,
-    factors: Mapping[str, float],
-    policy: Policy,
     system: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     fmt: RenderFormat = "anthropic",
-    read_uow_factory: Callable[[], UnitOfWork] | None = None,
 ) -> PreparedContext:
-    """The guard (see the module docstring). ``read_uow_factory`` gives read-only units of work for the
-    rendering (on SQLite they never wait for the write lock); writes use ``uow_factory``."""
-    reads = read_uow_factory or uow_factory
+    """The guard (see the module docstring): a context that fits, and what it took to get it."""
     tools_list = [dict(t) for t in tools] if tools else None
-    extra = tool_tokens(counter, tools_list)
-
-    def render() -> ContextView:
-        view = render_context(
-            reads(),
-            counter,
-            conversation_id,
-            defaults=cfg.defaults,
-            system=system,
-            fmt=fmt,
-            memory_budget=cfg.memory_budget,
-            factors=factors,
-        )
-        counted = view.counted_tokens + extra
-        return replace(view, counted_tokens=counted, tokens=view.budget.effective(counted))
-
-    view = render()
+    counter = deps.counter
+    call = _Call(
+        conversation_id,
+        system,
+        tools_list,
+        fmt,
+        tool_tokens(counter, tools_list),
+        counter.count(system) if system else 0,
+    )
+    view = _render(deps, call)
     budget = view.budget
-    enabled = cfg.auto_compact and view.auto_compact is not False
+    enabled = deps.settings.auto_compact and view.auto_compact is not False
     decision = decide(view.tokens, budget, auto_compact=enabled)
     if decision == "none":
         _emit(view, "none", decision)
         return PreparedContext(view, tools_list, "none")
-    # The system prompt and the tools are the caller's: no compaction can shrink them. (An oversized
-    # current turn can still be truncated middle-out by the ladder's last rung, so it is tried.)
-    fixed = (counter.count(system) if system else 0) + extra
-    if decision == "overflow" or (decision == "compact_now" and budget.effective(fixed) > budget.usable):
+    if decision == "overflow" or (decision == "compact_now" and budget.effective(call.fixed) > budget.usable):
         # Nothing compaction may touch would make room: say so with the numbers, and write nothing.
+        # (An oversized current turn can still be truncated middle-out by the ladder's last rung.)
         _emit(view, "overflow", decision)
-        raise _overflow(view, budget.usable, system, extra, counter)
+        raise _overflow(view, call)
     if decision == "request_sleep":
-        _request_sleep(uow_factory, queue, conversation_id, cfg.request_interval_s)
+        _request_sleep(deps, conversation_id)
         _emit(view, "sleep_requested", decision)
         return PreparedContext(view, tools_list, "sleep_requested")
-    # Over hard: compact now. What is not the conversation's own rows is reserved out of the budget.
-    reserved = (counter.count(system) if system else 0) + extra + view.memory_tokens
-    outcome = _compact_now(
-        uow_factory, counter, summarizer, conversation_id, cfg, factors, policy, budget.effective(reserved)
+    return _emergency(deps, call, view, decision)
+
+
+def _render(deps: Dependencies, call: _Call) -> ContextView:
+    """The call as it would be sent, the tool definitions counted in."""
+    view = render_context(
+        deps, call.conversation_id, system=call.system, fmt=call.fmt, factors=deps.factors()
     )
-    after = render()
+    counted = view.counted_tokens + call.tools_tokens
+    return replace(view, counted_tokens=counted, tokens=view.budget.effective(counted))
+
+
+def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str) -> PreparedContext:
+    """Over hard: compact now, with what is not the conversation's own rows reserved out of the budget."""
+    budget = view.budget
+    reserved = budget.effective(call.fixed + view.memory_tokens)
+    outcome = _compact_now(deps, call.conversation_id, reserved)
+    after = _render(deps, call)
     compaction = outcome.status if outcome else None
     if after.tokens > budget.usable:
         _emit(after, "overflow", decision, tokens_before=view.tokens, compaction=compaction)
-        raise _overflow(after, budget.usable, system, extra, counter)
+        raise _overflow(after, call)
     action: Action = "fallback_compacted" if outcome and outcome.fallback else "emergency_compacted"
     if outcome is None or outcome.status not in ("applied", "discarded", "reused"):
         action = "emergency_compacted" if after.tokens < view.tokens else "none"
     _emit(after, action, decision, tokens_before=view.tokens, compaction=compaction)
     return PreparedContext(
         after,
-        tools_list,
+        call.tools,
         action,
         compaction_id=outcome.compaction_id if outcome else None,
         reason=outcome.reason if outcome else "",
@@ -233,100 +223,103 @@ def _emit(view: ContextView, action: str, decision: str, **extra: Any) -> None:
     )
 
 
-def _request_sleep(
-    uow_factory: Callable[[], UnitOfWork], queue: TaskQueue | None, conversation_id: str, interval_s: int
-) -> None:
+def _request_sleep(deps: Dependencies, conversation_id: str) -> None:
     """Record a sleep request (at most one per interval) and enqueue its tick after the commit."""
     now = utcnow()
-    with uow_factory() as uow:
-        fresh = uow.repo.request_sleep_debounced(conversation_id, now, interval_s)
+    with deps.uow() as uow:
+        fresh = uow.ticks.request_sleep_debounced(
+            conversation_id, now, deps.settings.sleep_request_interval_s
+        )
         key = request_key(now)
-        queued = uow.repo.queue_ticks([(conversation_id, key)], now) if fresh else []
+        queued = uow.ticks.queue([(conversation_id, key)], now) if fresh else []
         uow.commit()
-    if queued and queue is not None:
+    if queued:
         try:
-            queue.enqueue_tick(conversation_id, key, urgent=True)
+            deps.queue.enqueue_tick(conversation_id, key, urgent=True)
         except Exception as exc:  # the request path never fails on the broker; the idle sweep re-sends
             log.warning("guard_enqueue_failed", conversation_id=conversation_id, error=type(exc).__name__)
 
 
-def _compact_now(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: Summarizer,
-    conversation_id: str,
-    cfg: GuardConfig,
-    factors: Mapping[str, float],
-    policy: Policy,
-    reserved: int,
-) -> CompactionOutcome | None:
+def _compact_now(deps: Dependencies, conversation_id: str, reserved: int) -> CompactionOutcome | None:
     """Take the lease (waiting a bounded time for a worker that holds it), then compact as an emergency."""
+    settings = deps.settings
     owner = f"guard:{uuid.uuid4().hex}"
-    with uow_factory() as uow:
-        conv = uow.repo.get_conversation(conversation_id)
-        if conv is None:
-            raise ConversationNotFound(conversation_id)
-        epoch = conv.compaction_epoch
-        got = uow.repo.acquire_lease(conversation_id, owner, utcnow(), cfg.lease_seconds)
-        uow.commit()
-    deadline = time.monotonic() + cfg.lease_wait_s
-    while not got:
-        # A worker is compacting this conversation: its result is what we want, if it comes in time.
-        time.sleep(0.05)
-        with uow_factory() as uow:
-            conv = uow.repo.get_conversation(conversation_id)
-            assert conv is not None
-            if conv.compaction_epoch != epoch:
-                applied = [c for c in uow.repo.compactions(conversation_id) if c.status == "applied"]
-                done = applied[-1] if applied else None
-                return CompactionOutcome(
-                    conversation_id=conversation_id,
-                    status="reused",
-                    trigger="emergency",
-                    tokens_before=done.tokens_before if done else conv.live_tokens,
-                    tokens_after=conv.live_tokens,
-                    usable=0,
-                    target=0,
-                    reason="a worker's compaction applied while the guard waited; reused",
-                    compaction_id=done.id if done else None,
-                    fallback=done.error if done else None,
-                )
-            if time.monotonic() > deadline:
-                break  # compute our own; the epoch check keeps the result correct either way
-            got = uow.repo.acquire_lease(conversation_id, owner, utcnow(), cfg.lease_seconds)
-            uow.commit()
+    got, reused = _wait_for_lease(deps, conversation_id, owner)
+    if reused is not None:
+        return reused
     try:
-        return compact(
-            uow_factory,
-            counter,
-            summarizer,
-            conversation_id,
+        request = CompactRequest(
             trigger="emergency",
-            defaults=cfg.defaults,
-            policy=policy,
             fallback=True,
-            factors=factors,
+            factors=deps.factors(),
             reserved_tokens=reserved,
-            deadline_s=cfg.deadline_s,
+            deadline_s=settings.guard_deadline_s,
         )
+        return compact(deps, conversation_id, request)
     finally:
         if got:
-            with uow_factory() as uow:
-                uow.repo.release_lease(conversation_id, owner)
+            with deps.uow() as uow:
+                uow.ticks.release_lease(conversation_id, owner)
                 uow.commit()
 
 
-def _overflow(
-    view: ContextView, usable: int, system: str | None, tools: int, counter: TokenCounter
-) -> ContextOverflow:
-    system_counted = counter.count(system) if system else 0
-    fixed = system_counted + tools + view.current_turn_tokens
+def _wait_for_lease(
+    deps: Dependencies, conversation_id: str, owner: str
+) -> tuple[bool, CompactionOutcome | None]:
+    """(whether we hold the lease, a worker's compaction that applied while we waited, if any).
+
+    A worker compacting this conversation makes the result we want; we wait for it up to
+    ``guard_lease_wait_s``, then compute our own (the epoch check keeps the result correct either way).
+    """
+    settings = deps.settings
+    with deps.uow() as uow:
+        conv = uow.conversations.get(conversation_id)
+        if conv is None:
+            raise ConversationNotFound(conversation_id)
+        epoch = conv.compaction_epoch
+        got = uow.ticks.acquire_lease(conversation_id, owner, utcnow(), settings.lease_seconds)
+        uow.commit()
+    deadline = time.monotonic() + settings.guard_lease_wait_s
+    while not got:
+        time.sleep(0.05)
+        with deps.uow() as uow:
+            conv = uow.conversations.get(conversation_id)
+            assert conv is not None
+            if conv.compaction_epoch != epoch:
+                return False, _reused(conversation_id, conv.live_tokens, uow.compactions.of(conversation_id))
+            if time.monotonic() > deadline:
+                return False, None
+            got = uow.ticks.acquire_lease(conversation_id, owner, utcnow(), settings.lease_seconds)
+            uow.commit()
+    return True, None
+
+
+def _reused(conversation_id: str, live_tokens: int, history: Sequence[tuple[Any, Any]]) -> CompactionOutcome:
+    """The outcome of a worker's compaction the guard reuses instead of paying for its own."""
+    applied = [c for c, _ in history if c.status == "applied"]
+    done = applied[-1] if applied else None
+    return CompactionOutcome(
+        conversation_id=conversation_id,
+        status="reused",
+        trigger="emergency",
+        tokens_before=done.tokens_before if done else live_tokens,
+        tokens_after=live_tokens,
+        usable=0,
+        target=0,
+        reason="a worker's compaction applied while the guard waited; reused",
+        compaction_id=done.id if done else None,
+        fallback=done.error if done else None,
+    )
+
+
+def _overflow(view: ContextView, call: _Call) -> ContextOverflow:
+    fixed = call.fixed + view.current_turn_tokens
     return ContextOverflow(
         view.conversation_id,
         tokens=view.tokens,
-        usable=usable,
-        system_tokens=view.budget.effective(system_counted),
-        tools_tokens=view.budget.effective(tools),
+        usable=view.budget.usable,
+        system_tokens=view.budget.effective(call.system_tokens),
+        tools_tokens=view.budget.effective(call.tools_tokens),
         current_turn_tokens=view.budget.effective(view.current_turn_tokens),
         fixed_tokens=view.budget.effective(fixed),
     )

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
-
-import structlog
 
 from sleepcompact.domain.errors import (
     ConversationNotFound,
@@ -14,12 +13,13 @@ from sleepcompact.domain.errors import (
     InvalidSetting,
     PermanentLLMError,
 )
-from sleepcompact.domain.journal import ORIGINS, SOURCE_TRUST, TAG_BONUS, NewJournalEntry
+from sleepcompact.domain.journal import ORIGINS, SOURCE_TRUST, TAG_BONUS, JournalEntryRecord, NewJournalEntry
 from sleepcompact.domain.messages import without_nul
-from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.ports import Rescorer, UnitOfWork
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import Dependencies, Rescorer
+from sleepcompact.services.clock import utcnow
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_ENTRY_CHARS = 10_000
 
@@ -32,7 +32,7 @@ The rest keep their heuristic score and are consolidated with it."""
 
 
 def add_entry(
-    uow: UnitOfWork,
+    deps: Dependencies,
     conversation_id: str,
     content: str,
     *,
@@ -55,40 +55,63 @@ def add_entry(
     unknown = sorted(set(tags) - set(TAG_BONUS))
     if unknown:
         raise InvalidSetting(f"unknown tags {unknown}; known: {sorted(TAG_BONUS)}")
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    with deps.uow() as uow:
+        conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
         entry = NewJournalEntry(
             conv.tenant_id, conv.agent_id, conv.id, without_nul(text), source_type, origin, tuple(tags)
         )
         now = utcnow()
-        (entry_id,) = uow.repo.add_journal_entries([entry], now)
-        uow.repo.touch(conversation_id, now)  # pending entries make the conversation due for sleep
+        (entry_id,) = uow.memories.add_entries([entry], now)
+        uow.ticks.touch(conversation_id, now)  # pending entries make the conversation due for sleep
         uow.commit()
     return entry_id
 
 
 def list_entries(
-    uow: UnitOfWork, conversation_id: str, statuses: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
+    deps: Dependencies, conversation_id: str, statuses: Sequence[str] | None = None
+) -> list[JournalEntryRecord]:
     """Journal entries of the conversation's agent, oldest first."""
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        return uow.repo.journal_entries(conv.tenant_id, conv.agent_id, statuses)
+        return uow.memories.entries(conv.tenant_id, conv.agent_id, statuses)
+
+
+@dataclass(frozen=True)
+class RescoringReport:
+    """What LLM rescoring did to an agent's pending journal entries in one tick."""
+
+    status: str  # rescored, nothing pending, heuristic kept
+    entries: int = 0
+    rescored: int = 0
+    changed: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``error`` only when there was one)."""
+        out = asdict(self)
+        if self.error is None:
+            del out["error"]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RescoringReport:
+        """The report from its JSON form (a stored tick result)."""
+        return cls(**{k: data[k] for k in ("status", "entries", "rescored", "changed", "error") if k in data})
 
 
 def rescore_pending(
-    uow_factory: Callable[[], UnitOfWork],
+    deps: Dependencies,
     rescorer: Rescorer,
     tenant_id: str,
     agent_id: str,
     *,
     batch_size: int = RESCORE_BATCH,
     max_entries: int = RESCORE_MAX_ENTRIES,
-) -> dict[str, Any]:
+) -> RescoringReport:
     """Replace the heuristic importance of the agent's pending entries by the rescorer's; returns counts.
 
     The LLM is called outside any transaction (it takes seconds); each batch's scores are then written
@@ -101,19 +124,14 @@ def rescore_pending(
     """
     if batch_size < 1:
         raise InvalidSetting(f"batch_size must be at least 1, got {batch_size}")
-    with uow_factory() as uow:
-        entries = uow.repo.journal_entries(tenant_id, agent_id, ("pending",))
-    todo = [e for e in entries if e["importance_method"] == "heuristic"][:max_entries]
-    report: dict[str, Any] = {
-        "status": "rescored" if todo else "nothing pending",
-        "entries": len(todo),
-        "rescored": 0,
-        "changed": 0,
-    }
+    with deps.read_uow() as uow:
+        entries = uow.memories.entries(tenant_id, agent_id, ("pending",))
+    todo = [e for e in entries if e.importance_method == "heuristic"][:max_entries]
+    rescored = changed = 0
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
         try:
-            scores = rescorer.rescore([e["content"] for e in batch])
+            scores = rescorer.rescore([e.content for e in batch])
             if len(scores) != len(batch):  # a Rescorer without the domain parser's length check
                 raise InvalidScores(f"expected {len(batch)} scores, got {len(scores)}")
         except (InvalidScores, PermanentLLMError) as exc:
@@ -126,14 +144,15 @@ def rescore_pending(
                 error=type(exc).__name__,
                 reason=str(exc)[:200],
             )
-            return {**report, "status": "heuristic kept", "error": type(exc).__name__}
-        new = {e["id"]: max(1, min(10, int(s))) for e, s in zip(batch, scores, strict=True)}
-        with uow_factory() as uow:
-            applied = uow.repo.rescore_entries(list(new.items()))
+            return RescoringReport("heuristic kept", len(todo), rescored, changed, type(exc).__name__)
+        new = {e.id: max(1, min(10, int(s))) for e, s in zip(batch, scores, strict=True)}
+        with deps.uow() as uow:
+            applied = uow.memories.rescore_entries(list(new.items()))
             uow.commit()
-        before = {e["id"]: e["importance"] for e in batch}
-        report["rescored"] += len(applied)
-        report["changed"] += sum(1 for i in applied if new[i] != before[i])
+        before = {e.id: e.importance for e in batch}
+        rescored += len(applied)
+        changed += sum(1 for i in applied if new[i] != before[i])
+    report = RescoringReport("rescored" if todo else "nothing pending", len(todo), rescored, changed)
     if todo:
-        log.info("rescored", tenant_id=tenant_id, agent_id=agent_id, **report)
+        log.info("rescored", tenant_id=tenant_id, agent_id=agent_id, **report.to_dict())
     return report

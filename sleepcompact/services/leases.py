@@ -7,38 +7,36 @@ one of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound
-from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.ports import UnitOfWork
+from sleepcompact.ports import Dependencies
+from sleepcompact.services.clock import utcnow
 
 
-def acquire(uow_factory: Callable[[], UnitOfWork], conversation_id: str, owner: str, seconds: int) -> None:
-    """Take the lease or raise ``ConversationBusy`` (``ConversationNotFound`` for an unknown id)."""
-    with uow_factory() as uow:
-        if uow.repo.get_conversation(conversation_id) is None:
+def acquire(deps: Dependencies, conversation_id: str, owner: str) -> None:
+    """Take the lease (for ``settings.lease_seconds``) or raise ``ConversationBusy``."""
+    with deps.uow() as uow:
+        if uow.conversations.get(conversation_id) is None:
             raise ConversationNotFound(conversation_id)
-        if not uow.repo.acquire_lease(conversation_id, owner, utcnow(), seconds):
+        if not uow.ticks.acquire_lease(conversation_id, owner, utcnow(), deps.settings.lease_seconds):
             raise ConversationBusy(conversation_id)
         uow.commit()
 
 
-def release(uow_factory: Callable[[], UnitOfWork], conversation_id: str, owner: str) -> None:
+def release(deps: Dependencies, conversation_id: str, owner: str) -> None:
     """Give the lease back (a no-op when another owner took it over after it expired)."""
-    with uow_factory() as uow:
-        uow.repo.release_lease(conversation_id, owner)
+    with deps.uow() as uow:
+        uow.ticks.release_lease(conversation_id, owner)
         uow.commit()
 
 
 @contextmanager
-def held(
-    uow_factory: Callable[[], UnitOfWork], conversation_id: str, owner: str, seconds: int
-) -> Iterator[None]:
+def held(deps: Dependencies, conversation_id: str, owner: str) -> Iterator[None]:
     """Hold the lease for the block; released however the block ends (a killed process lets it expire)."""
-    acquire(uow_factory, conversation_id, owner, seconds)
+    acquire(deps, conversation_id, owner)
     try:
         yield
     finally:
-        release(uow_factory, conversation_id, owner)
+        release(deps, conversation_id, owner)

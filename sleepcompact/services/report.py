@@ -19,18 +19,80 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sleepcompact.domain.budget import Budget, Thresholds
+from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.records import CompactionRecord
-from sleepcompact.domain.report_html import CompactionMark, Point, Report
+from sleepcompact.ports import Dependencies
 from sleepcompact.services.context import budget_for
-from sleepcompact.services.ports import UnitOfWork
 
 TimelineRow = tuple[int, int, str, int, datetime]
-"""(message id, seq, kind, original token_count, created_at), as ``Repository.message_timeline`` gives."""
+"""(message id, seq, kind, original token_count, created_at), as ``ConversationRepository.timeline`` gives."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of the series: after the rows of ``seq`` were appended, or at a compaction."""
+
+    seq: int
+    counted: int
+    """Tokens as counted at append (cl100k_base)."""
+    tokens: int
+    """The same in the model's tokens: ``ceil(counted * safety_factor)``, the unit of the thresholds."""
+
+
+@dataclass(frozen=True)
+class CompactionMark:
+    """A compaction as the report shows it: where it happened on the chart, and its figures."""
+
+    number: int
+    id: str
+    seq: int
+    """The x position: the highest seq that existed when it applied (see ``services.report``)."""
+    placed_by: str
+    """``summary_row`` (exact) or ``created_at`` (the rows' timestamps against the record's)."""
+    trigger: str
+    status: str
+    created_at: str
+    steps: tuple[str, ...]
+    tokens_before: int
+    tokens_after: int
+    """Both in model tokens, from the record (the counted figures follow)."""
+    counted_before: int
+    counted_after: int
+    summarizer: str | None
+    llm_input_tokens: int
+    llm_output_tokens: int
+    cost_usd: float
+    summary: str | None
+    flags: tuple[str, ...]
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the page shows; ``to_dict`` is what ``report --json`` prints."""
+
+    conversation_id: str
+    model: str
+    context_window: int
+    usable: int
+    soft: int
+    hard: int
+    target: int
+    safety_factor: float
+    tokens: int
+    """What the next call carries now (model tokens), as ``stats`` reports it."""
+    generated_at: str
+    points: tuple[Point, ...]
+    compactions: tuple[CompactionMark, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return asdict(self)
 
 
 def place(timeline: Sequence[TimelineRow], compactions: Sequence[CompactionRecord]) -> list[tuple[int, str]]:
@@ -143,23 +205,21 @@ def _marks(
     return marks
 
 
-def build_report(
-    uow: UnitOfWork, conversation_id: str, defaults: Thresholds, *, now: datetime | None = None
-) -> Report:
+def build_report(deps: Dependencies, conversation_id: str, *, now: datetime | None = None) -> Report:
     """The report of one conversation, read in one transaction (nothing is written).
 
     Raises ``ConversationNotFound`` for an unknown id. The thresholds are the
     conversation's own budget with the calibrated tokenizer factor, exactly as
     ``Memory.stats`` computes them.
     """
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        timeline = uow.repo.message_timeline(conversation_id)
-        compactions = uow.repo.compactions_with_meta(conversation_id)
-        factors = uow.repo.calibrations()
-    budget = budget_for(conv, defaults, factors)
+        timeline = uow.conversations.timeline(conversation_id)
+        compactions = uow.compactions.of(conversation_id)
+        factors = uow.calibration.factors()
+    budget = budget_for(conv, deps.settings.thresholds, factors)
     records = [c for c, _meta in compactions]
     placements = place(timeline, records)
     return Report(

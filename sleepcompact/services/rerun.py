@@ -9,48 +9,53 @@ against exactly the rows the restore would bring back, asks the summarizer, and 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sleepcompact.domain.archive import Undo, restored_live_rows
-from sleepcompact.domain.budget import Thresholds
-from sleepcompact.domain.errors import ConversationNotFound, SleepcompactError
-from sleepcompact.domain.ladder import Policy, Snapshot, plan
+from sleepcompact.domain.errors import CompactionNotFound, ConversationNotFound, NothingToRerun, NotRestorable
+from sleepcompact.domain.ladder import Snapshot, conversation_policy, plan
 from sleepcompact.domain.messages import content_text
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, build_prompt
 from sleepcompact.domain.records import CompactionRecord
+from sleepcompact.ports import Dependencies, UnitOfWork
 from sleepcompact.services import leases
-from sleepcompact.services.compaction import CompactionNotFound, NotRestorable, compact
-from sleepcompact.services.compaction_records import CompactionOutcome, conversation_policy
+from sleepcompact.services.compaction import CompactRequest, compact
 from sleepcompact.services.context import budget_for
 from sleepcompact.services.history import restore
-from sleepcompact.services.ports import Summarizer, TokenCounter, UnitOfWork
+from sleepcompact.services.outcomes import CompactionOutcome
 
 
-class NothingToRerun(SleepcompactError):
-    """The conversation has no applied compaction since its last clear."""
-
-
-@dataclass
+@dataclass(frozen=True)
 class RerunPreview:
     """What a re-run would do: the compactions undone, the tokens, and the old and new summaries."""
 
     conversation_id: str
-    undone: list[str]
+    undone: tuple[str, ...]
     tokens_now: int
     tokens_restored: int
     tokens_after: int
-    steps: list[str]
-    old_summaries: list[str]
+    steps: tuple[str, ...]
+    old_summaries: tuple[str, ...]
     new_summary: str | None
     reason: str
     changes: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {k: v for k, v in self.__dict__.items() if k != "extra"}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class RerunResult:
+    """What a re-run did: the compactions undone (newest first) and the new compaction's outcome."""
+
+    undone: tuple[str, ...]
+    outcome: CompactionOutcome
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"undone": list(self.undone), "outcome": self.outcome.to_dict()}
 
 
 def _targets(
@@ -76,55 +81,49 @@ def _targets(
 
 def _locate(uow: UnitOfWork, conversation_id: str | None, compaction_id: str | None) -> str:
     if compaction_id is not None:
-        found = uow.repo.get_compaction(compaction_id)
+        found = uow.compactions.get(compaction_id)
         if found is None:
             raise CompactionNotFound(f"unknown compaction: {compaction_id!r}")
         return found[0].conversation_id
-    if conversation_id is None or uow.repo.get_conversation(conversation_id) is None:
+    if conversation_id is None or uow.conversations.get(conversation_id) is None:
         raise ConversationNotFound(conversation_id or "")
     return conversation_id
 
 
 def preview(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: Summarizer,
-    *,
-    conversation_id: str | None = None,
-    compaction_id: str | None = None,
-    defaults: Thresholds,
-    policy: Policy,
+    deps: Dependencies, *, conversation_id: str | None = None, compaction_id: str | None = None
 ) -> RerunPreview:
     """The re-run's dry run: plan and summarize against the restored rows in memory; writes nothing."""
-    with uow_factory() as uow:
+    counter = deps.counter
+    with deps.read_uow() as uow:
         cid = _locate(uow, conversation_id, compaction_id)
-        conv = uow.repo.get_conversation(cid)
+        conv = uow.conversations.get(cid)
         assert conv is not None
-        history = uow.repo.compactions_with_meta(cid)
-        rows = uow.repo.all_messages(cid)
-        factors = uow.repo.calibrations()
+        history = uow.compactions.of(cid)
+        rows = uow.conversations.all_messages(cid)
+        factors = uow.calibration.factors()
     undo = _targets(history, compaction_id)
     live = restored_live_rows(rows, [Undo(m.get("prior", []), r.summary_message_id) for r, m in undo])
     remaining = sum(1 for r, _ in history if r.status == "applied" and r.summary_message_id) - sum(
         1 for r, _ in undo if r.summary_message_id
     )
-    budget = budget_for(conv, defaults, factors)
+    budget = budget_for(conv, deps.settings.thresholds, factors)
     snapshot = Snapshot(cid, conv.compaction_epoch, conv.next_seq - 1, tuple(live), remaining)
-    p = plan(snapshot, budget, conversation_policy(conv, policy), counter.count, force_summary=True)
+    p = plan(snapshot, budget, conversation_policy(conv, deps.policy), counter.count, force_summary=True)
     new_summary: str | None = None
     if p.summary is not None:
         previous = p.summary.previous
         body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
         inp = SummaryInput(p.summary.rows, body, p.summary.max_tokens)
-        new_summary = summarizer.summarize(inp, build_prompt(inp, count=counter.count)).text
+        new_summary = deps.summarizer.summarize(inp, build_prompt(inp, count=counter.count)).text
     return RerunPreview(
         conversation_id=cid,
-        undone=[r.id for r, _ in undo],
+        undone=tuple(r.id for r, _ in undo),
         tokens_now=budget.effective(conv.live_tokens),
         tokens_restored=budget.effective(sum(r.live_tokens for r in live)),
         tokens_after=p.tokens_after,
-        steps=list(dict.fromkeys(s.step for s in p.steps)),
-        old_summaries=[str(m.get("summary")) for r, m in reversed(undo) if m.get("summary")],
+        steps=tuple(dict.fromkeys(s.step for s in p.steps)),
+        old_summaries=tuple(str(m.get("summary")) for r, m in reversed(undo) if m.get("summary")),
         new_summary=new_summary,
         reason=p.reason,
         changes=len(p.changes),
@@ -132,33 +131,16 @@ def preview(
 
 
 def rerun(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: Summarizer,
-    *,
-    conversation_id: str | None = None,
-    compaction_id: str | None = None,
-    defaults: Thresholds,
-    policy: Policy,
-    lease_seconds: int = 420,
-) -> tuple[list[str], CompactionOutcome]:
+    deps: Dependencies, *, conversation_id: str | None = None, compaction_id: str | None = None
+) -> RerunResult:
     """Undo (newest first) and compact again with trigger ``admin_rerun``; returns the ids undone and the
     outcome. Restoring archives nothing away and compacting archives, so nothing is lost either way."""
-    with uow_factory() as uow:
+    with deps.read_uow() as uow:
         cid = _locate(uow, conversation_id, compaction_id)
-        undo = _targets(uow.repo.compactions_with_meta(cid), compaction_id)
+        undo = _targets(uow.compactions.of(cid), compaction_id)
     # Under the lease, so no tick or guard compacts between the restore and the new compaction. If the
     # new compaction fails, the conversation stays restored: bigger, never missing anything.
-    with leases.held(uow_factory, cid, f"rerun:{uuid.uuid4().hex}", lease_seconds):
-        restored = restore(uow_factory(), undo[-1][0].id)
-        outcome = compact(
-            uow_factory,
-            counter,
-            summarizer,
-            cid,
-            trigger="admin_rerun",
-            defaults=defaults,
-            policy=policy,
-            force=True,
-        )
-    return restored, outcome
+    with leases.held(deps, cid, f"rerun:{uuid.uuid4().hex}"):
+        restored = restore(deps, undo[-1][0].id)
+        outcome = compact(deps, cid, CompactRequest(trigger="admin_rerun", force=True))
+    return RerunResult(restored, outcome)

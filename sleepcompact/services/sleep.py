@@ -14,30 +14,22 @@ long it waited in the queue, and what it did.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import structlog
 
-from sleepcompact.domain.budget import Thresholds
-from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound
-from sleepcompact.domain.ladder import Policy
+from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound, InvalidSetting
+from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.ports import BatchSummarizer, Dependencies, Rescorer
 from sleepcompact.services import batches, leases
-from sleepcompact.services.batches import BatchSummarizer
-from sleepcompact.services.compaction import compact
+from sleepcompact.services.clock import utcnow
+from sleepcompact.services.compaction import CompactRequest, compact
 from sleepcompact.services.context import budget_for
-from sleepcompact.services.conversations import utcnow
-from sleepcompact.services.journal import rescore_pending
-from sleepcompact.services.memories import consolidate_agent
-from sleepcompact.services.ports import Rescorer, Summarizer, TokenCounter, UnitOfWork
+from sleepcompact.services.journal import RescoringReport, rescore_pending
+from sleepcompact.services.memories import ConsolidationReport, consolidate_agent
 from sleepcompact.telemetry import emit
-
-ENTRY_TRIGGER = 100
-"""Live messages that trigger a compaction whatever the tokens (memory-manager seed; 0 turns it off)."""
-
-LEASE_SECONDS = 420
-"""Default lease: longer than a task may run (the worker's hard time limit), so it never lapses early."""
 
 
 def lease_owner(tick_key: str) -> str:
@@ -46,31 +38,96 @@ def lease_owner(tick_key: str) -> str:
 
 
 @dataclass(frozen=True)
-class TickOptions:
-    """How a tick runs (from ``Settings``): thresholds, ladder policy, triggers and optional LLM helpers.
+class TickCompaction:
+    """What a tick's compaction step did (``status``: not needed, auto-compaction off, batched, or a
+    compaction's own status); the figures are there when a compaction ran."""
 
-    ``batch_summarizer``: request the compaction's summary through the Message Batches API (applied
-    later by ``poll_batches``). ``rescorer``: score pending journal entries with the LLM before
-    consolidating. ``auto_compact`` off: consolidate only, never compact.
-    """
+    status: str
+    compaction_id: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    summary_tokens: int | None = None
+    steps: tuple[str, ...] | None = None
+    reason: str | None = None
+    batch_id: str | None = None
 
-    defaults: Thresholds = field(default_factory=Thresholds)
-    policy: Policy = field(default_factory=Policy)
-    entry_trigger: int = ENTRY_TRIGGER
-    lease_seconds: int = LEASE_SECONDS
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, without the figures that do not apply."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class TickResult:
+    """What one sleep tick did: rescoring (when on), consolidation, and the compaction step."""
+
+    tick_key: str
+    consolidation: ConsolidationReport
+    compaction: TickCompaction
+    trigger: str | None = None  # soft threshold, entry count, or None
+    rescoring: RescoringReport | None = None
+    already_done: bool = False  # a repeat of a finished tick: its stored result
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (what the worker's task returns and what the tick row keeps)."""
+        out: dict[str, Any] = {"tick_key": self.tick_key}
+        if self.rescoring is not None:
+            out["rescoring"] = self.rescoring.to_dict()
+        out.update(
+            consolidation=self.consolidation.to_dict(),
+            compaction=self.compaction.to_dict(),
+            trigger=self.trigger,
+        )
+        if self.already_done:
+            out["already_done"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TickResult:
+        """A stored result read back."""
+        compaction = dict(data.get("compaction") or {"status": "not needed"})
+        if compaction.get("steps") is not None:
+            compaction["steps"] = tuple(compaction["steps"])
+        rescoring = data.get("rescoring")
+        return cls(
+            tick_key=str(data.get("tick_key", "")),
+            consolidation=ConsolidationReport(**(data.get("consolidation") or {})),
+            compaction=TickCompaction(**compaction),
+            trigger=data.get("trigger"),
+            rescoring=RescoringReport.from_dict(rescoring) if rescoring else None,
+            already_done=bool(data.get("already_done", False)),
+        )
+
+
+@dataclass(frozen=True)
+class TickHelpers:
+    """The optional LLM helpers of a tick: summaries through a Message Batch, LLM journal rescoring."""
+
     batch_summarizer: BatchSummarizer | None = None
     rescorer: Rescorer | None = None
-    auto_compact: bool = True
+
+
+def helpers(deps: Dependencies, *, batch: bool) -> TickHelpers:
+    """The helpers the settings turn on: batches for the worker's nightly ticks, rescoring when the
+    summarizer can (the offline one cannot)."""
+    settings, summarizer = deps.settings, deps.summarizer
+    batch_summarizer = batch_summarizer_of(deps) if batch and settings.nightly_batches else None
+    rescorer: Rescorer | None = None
+    if settings.llm_rescoring and hasattr(summarizer, "rescore"):
+        rescorer = summarizer  # type: ignore[assignment]  # it has rescore()
+    return TickHelpers(batch_summarizer, rescorer)
+
+
+def batch_summarizer_of(deps: Dependencies) -> BatchSummarizer:
+    """The summarizer, when it has a batch API; a typed error otherwise."""
+    summarizer = deps.summarizer
+    if not hasattr(summarizer, "submit_batch"):
+        raise InvalidSetting(f"the {summarizer.provider} summarizer has no batch API; use compact()")
+    return summarizer  # type: ignore[return-value]  # it has the batch methods
 
 
 def sleep_tick(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: Summarizer,
-    conversation_id: str,
-    tick_key: str,
-    options: TickOptions,
-) -> dict[str, Any]:
+    deps: Dependencies, conversation_id: str, tick_key: str, tick_helpers: TickHelpers | None = None
+) -> TickResult:
     """Run (or recognise as already run) one keyed tick; returns what it did.
 
     Raises ``ConversationBusy`` when another owner holds the lease (the worker retries later), and
@@ -78,37 +135,35 @@ def sleep_tick(
     """
     owner = lease_owner(tick_key)
     started = time.monotonic()
-    with uow_factory() as uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    with deps.uow() as uow:
+        conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
         tenant_id = conv.tenant_id
-        done = uow.repo.tick(conversation_id, tick_key)
-        if done is not None and done["status"] == "done":
+        done = uow.ticks.get(conversation_id, tick_key)
+        if done is not None and done.status == "done":
             _emit(conversation_id, tenant_id, tick_key, "already_done", None, started)
-            return {**done["result"], "already_done": True}
-        if not uow.repo.acquire_lease(conversation_id, owner, utcnow(), options.lease_seconds):
+            return replace(TickResult.from_dict(done.result), already_done=True)
+        if not uow.ticks.acquire_lease(conversation_id, owner, utcnow(), deps.settings.lease_seconds):
             _emit(conversation_id, tenant_id, tick_key, "busy", None, started)
             raise ConversationBusy(conversation_id)
         now = utcnow()
         # Queue lag: from being queued (or re-queued by a sweep) to its first start; a redelivered tick
         # (already running once) or one run directly, never queued, has none.
-        lag = None
-        if done is not None and done["status"] == "queued":
-            lag = max(0.0, (now - done["queued_at"]).total_seconds())
-        uow.repo.start_tick(conversation_id, tick_key, now)
+        lag = max(0.0, (now - done.queued_at).total_seconds()) if done and done.status == "queued" else None
+        uow.ticks.start(conversation_id, tick_key, now)
         uow.commit()
     try:
         with structlog.contextvars.bound_contextvars(conversation_id=conversation_id, tenant_id=tenant_id):
-            result = _work(uow_factory, counter, summarizer, conversation_id, tick_key, options)
+            result = _work(deps, conv, tick_key, tick_helpers or TickHelpers())
     except BaseException as exc:
         # Let the guard or a retry in at once rather than after the lease expires.
-        leases.release(uow_factory, conversation_id, owner)
+        leases.release(deps, conversation_id, owner)
         _emit(conversation_id, tenant_id, tick_key, "error", lag, started, error=type(exc).__name__)
         raise
-    with uow_factory() as uow:
-        uow.repo.finish_tick(conversation_id, tick_key, result, utcnow())
-        uow.repo.release_lease(conversation_id, owner)
+    with deps.uow() as uow:
+        uow.ticks.finish(conversation_id, tick_key, result.to_dict(), utcnow())
+        uow.ticks.release_lease(conversation_id, owner)
         uow.commit()
     _emit(
         conversation_id,
@@ -117,8 +172,8 @@ def sleep_tick(
         "done",
         lag,
         started,
-        compaction=result["compaction"]["status"],
-        memories_created=result["consolidation"].get("created", 0),
+        compaction=result.compaction.status,
+        memories_created=result.consolidation.created,
     )
     return result
 
@@ -146,68 +201,44 @@ def _emit(
 
 
 def _work(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
-    summarizer: Summarizer,
-    conversation_id: str,
-    tick_key: str,
-    options: TickOptions,
-) -> dict[str, Any]:
-    defaults, policy, batch_summarizer = options.defaults, options.policy, options.batch_summarizer
-    rescorer, entry_trigger = options.rescorer, options.entry_trigger
-    with uow_factory() as uow:
-        conv = uow.repo.get_conversation(conversation_id)
-        if conv is None:
-            raise ConversationNotFound(conversation_id)
-    # Scores first: consolidation decides by importance what becomes a memory.
-    rescoring = (
-        rescore_pending(uow_factory, rescorer, conv.tenant_id, conv.agent_id)
-        if rescorer is not None
-        else None
-    )
-    consolidation = consolidate_agent(uow_factory, conv.tenant_id, conv.agent_id)
-    with uow_factory() as uow:
-        conv = uow.repo.get_conversation(conversation_id) or conv
-        budget = budget_for(conv, defaults, uow.repo.calibrations())
+    deps: Dependencies, conv: ConversationRecord, tick_key: str, tick_helpers: TickHelpers
+) -> TickResult:
+    """Scores first (consolidation decides by importance what becomes a memory), then memories, then
+    the compaction the conversation's size (or entry count) calls for."""
+    settings = deps.settings
+    rescorer = tick_helpers.rescorer
+    rescoring = rescore_pending(deps, rescorer, conv.tenant_id, conv.agent_id) if rescorer else None
+    consolidation = consolidate_agent(deps, conv.tenant_id, conv.agent_id)
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conv.id) or conv
+        budget = budget_for(conv, settings.thresholds, uow.calibration.factors())
     over_soft = budget.effective(conv.live_tokens) > budget.soft
-    too_many = entry_trigger > 0 and conv.live_messages > entry_trigger
-    compaction: dict[str, Any] = {"status": "not needed"}
-    if (over_soft or too_many) and (not options.auto_compact or conv.auto_compact is False):
-        compaction = {"status": "auto-compaction off"}  # really off: the journal is still consolidated
-    elif (over_soft or too_many) and batch_summarizer is not None:
-        report = batches.submit(
-            uow_factory, counter, batch_summarizer, [conversation_id], defaults=defaults, policy=policy
-        )
-        direct = report.applied_directly[0] if report.applied_directly else None
-        compaction = {
-            "status": direct.status if direct else "batched" if report.batch_id else "not needed",
-            "compaction_id": direct.compaction_id if direct else None,
-            "batch_id": report.batch_id,
-        }
+    too_many = settings.entry_trigger > 0 and conv.live_messages > settings.entry_trigger
+    compaction = TickCompaction("not needed")
+    if (over_soft or too_many) and (not settings.auto_compact or conv.auto_compact is False):
+        compaction = TickCompaction("auto-compaction off")  # really off: the journal is still consolidated
     elif over_soft or too_many:
-        outcome = compact(
-            uow_factory,
-            counter,
-            summarizer,
-            conversation_id,
-            trigger="sleep",
-            defaults=defaults,
-            policy=policy,
-            force=too_many and not over_soft,
-        )
-        compaction = {
-            "status": outcome.status,
-            "compaction_id": outcome.compaction_id,
-            "tokens_before": outcome.tokens_before,
-            "tokens_after": outcome.tokens_after,
-            "summary_tokens": outcome.summary_tokens,
-            "steps": list(dict.fromkeys(s["step"] for s in outcome.steps)),
-            "reason": outcome.reason,
-        }
-    return {
-        "tick_key": tick_key,
-        **({"rescoring": rescoring} if rescoring is not None else {}),
-        "consolidation": consolidation,
-        "compaction": compaction,
-        "trigger": "soft threshold" if over_soft else "entry count" if too_many else None,
-    }
+        compaction = _compact(deps, conv.id, tick_helpers, force=too_many and not over_soft)
+    trigger = "soft threshold" if over_soft else "entry count" if too_many else None
+    return TickResult(tick_key, consolidation, compaction, trigger, rescoring)
+
+
+def _compact(
+    deps: Dependencies, conversation_id: str, tick_helpers: TickHelpers, *, force: bool
+) -> TickCompaction:
+    """The tick's compaction: through a Message Batch when one is configured, else directly."""
+    if tick_helpers.batch_summarizer is not None:
+        report = batches.submit(deps, tick_helpers.batch_summarizer, [conversation_id])
+        direct = report.applied_directly[0] if report.applied_directly else None
+        status = direct.status if direct else "batched" if report.batch_id else "not needed"
+        return TickCompaction(status, direct.compaction_id if direct else None, batch_id=report.batch_id)
+    outcome = compact(deps, conversation_id, CompactRequest(trigger="sleep", force=force))
+    return TickCompaction(
+        status=outcome.status,
+        compaction_id=outcome.compaction_id,
+        tokens_before=outcome.tokens_before,
+        tokens_after=outcome.tokens_after,
+        summary_tokens=outcome.summary_tokens,
+        steps=tuple(dict.fromkeys(s["step"] for s in outcome.steps)),
+        reason=outcome.reason,
+    )

@@ -8,39 +8,23 @@ finds it stale and enqueues it again, and the tick itself is idempotent, so noth
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import structlog
-
-from sleepcompact.domain.budget import Thresholds
+from sleepcompact.config import Settings, nightly_time
 from sleepcompact.domain.errors import ConversationNotFound
-from sleepcompact.domain.schedule import Night, idle_key, night_of, request_key
+from sleepcompact.domain.schedule import Night, TickRecord, idle_key, night_of, request_key
+from sleepcompact.logs import get_logger
+from sleepcompact.ports import Dependencies, TaskQueue
 from sleepcompact.services.context import budget_for
-from sleepcompact.services.ports import TaskQueue, UnitOfWork
 
-log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class SweepConfig:
-    """The schedule a sweep works to (from ``Settings``)."""
-
-    timezone: str = "UTC"
-    nightly_hour: int = 3
-    nightly_minute: int = 0
-    idle_minutes: int = 30
-    batch_size: int = 500
-    stale_after_s: int = 780
-    entry_trigger: int = 100
-    defaults: Thresholds = field(default_factory=Thresholds)
+log = get_logger(__name__)
 
 
 @dataclass
-class SweepReport:
-    """What one sweep enqueued."""
+class _Tally:
+    """What a sweep has enqueued so far (becomes its ``SweepReport``)."""
 
     kind: str
     tick_keys: dict[str, int] = field(default_factory=dict)
@@ -49,9 +33,35 @@ class SweepReport:
     requeued: int = 0
     examined: int = 0
 
-    def as_dict(self) -> dict[str, object]:
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What one sweep enqueued."""
+
+    kind: str
+    enqueued: int = 0
+    already_queued: int = 0
+    requeued: int = 0
+    examined: int = 0
+    tick_keys: dict[str, int] = field(default_factory=dict)
+    tick_key: str | None = None  # ``tick_now``: the key every tick was sent with
+
+    @classmethod
+    def of(cls, tally: _Tally, tick_key: str | None = None) -> SweepReport:
+        """The frozen report of a finished sweep."""
+        return cls(
+            tally.kind,
+            tally.enqueued,
+            tally.already_queued,
+            tally.requeued,
+            tally.examined,
+            dict(tally.tick_keys),
+            tick_key,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready (a Celery task result and the CLI's ``--json``)."""
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "enqueued": self.enqueued,
             "already_queued": self.already_queued,
@@ -59,17 +69,26 @@ class SweepReport:
             "examined": self.examined,
             "tick_keys": dict(self.tick_keys),
         }
+        if self.tick_key is not None:
+            out["tick_key"] = self.tick_key
+        return out
+
+
+def night_for(settings: Settings, now: datetime) -> Night:
+    """The night (its sweep time and tick key) ``now`` belongs to, by the settings' schedule."""
+    hour, minute = nightly_time(settings.nightly_cron)
+    return night_of(now, settings.timezone, hour, minute)
 
 
 def _send(
-    uow_factory: Callable[[], UnitOfWork],
+    deps: Dependencies,
     queue: TaskQueue,
     orders: list[tuple[str, str]],
     now: datetime,
-    report: SweepReport,
+    report: _Tally,
 ) -> None:
-    with uow_factory() as uow:
-        fresh = uow.repo.queue_ticks(orders, now)
+    with deps.uow() as uow:
+        fresh = uow.ticks.queue(orders, now)
         uow.commit()
     # Enqueue after commit: a worker that picks the message up at once must find the queued tick.
     for conversation_id, key in fresh:
@@ -79,16 +98,12 @@ def _send(
     report.already_queued += len(orders) - len(fresh)
 
 
-def _requeue_stale(
-    uow_factory: Callable[[], UnitOfWork],
-    queue: TaskQueue,
-    now: datetime,
-    cfg: SweepConfig,
-    report: SweepReport,
-) -> None:
-    with uow_factory() as uow:
-        stale = uow.repo.stale_ticks(now - timedelta(seconds=cfg.stale_after_s), cfg.batch_size)
-        uow.repo.requeue_ticks(stale, now)
+def _requeue_stale(deps: Dependencies, queue: TaskQueue, now: datetime, report: _Tally) -> None:
+    settings = deps.settings
+    older_than = now - timedelta(seconds=settings.visibility_timeout)
+    with deps.uow() as uow:
+        stale = uow.ticks.stale(older_than, settings.sweep_batch_size)
+        uow.ticks.requeue(stale, now)
         uow.commit()
     for conversation_id, key in stale:
         queue.enqueue_tick(conversation_id, key)
@@ -96,117 +111,95 @@ def _requeue_stale(
 
 
 def _nightly_batches(
-    uow_factory: Callable[[], UnitOfWork],
-    queue: TaskQueue,
-    night: Night,
-    now: datetime,
-    cfg: SweepConfig,
-    report: SweepReport,
-    only: str | None = None,
+    deps: Dependencies, queue: TaskQueue, night: Night, now: datetime, report: _Tally, only: str | None = None
 ) -> None:
     cursor: str | None = ""
     while cursor is not None:
-        with uow_factory() as uow:
-            ids, cursor = uow.repo.due_nightly(night.start, cursor, cfg.batch_size)
+        with deps.read_uow() as uow:
+            ids, cursor = uow.ticks.due_nightly(night.start, cursor, deps.settings.sweep_batch_size)
         report.examined += len(ids)
         selected = [i for i in ids if only is None or i == only]
         if selected:
-            _send(uow_factory, queue, [(i, night.key) for i in selected], now, report)
+            _send(deps, queue, [(i, night.key) for i in selected], now, report)
 
 
 def sweep_nightly(
-    uow_factory: Callable[[], UnitOfWork],
-    queue: TaskQueue,
-    cfg: SweepConfig,
-    *,
-    now: datetime,
-    conversation_id: str | None = None,
+    deps: Dependencies, queue: TaskQueue, *, now: datetime, conversation_id: str | None = None
 ) -> SweepReport:
     """Enqueue tonight's tick for every conversation active since its last sleep before tonight.
 
     Safe to run any number of times for one night: the tick key is the night's date.
     """
-    report = SweepReport("nightly")
-    night = night_of(now, cfg.timezone, cfg.nightly_hour, cfg.nightly_minute)
-    _requeue_stale(uow_factory, queue, now, cfg, report)
-    _nightly_batches(uow_factory, queue, night, now, cfg, report, conversation_id)
-    log.info("sweep", **report.as_dict(), night=night.key)
-    return report
+    report = _Tally("nightly")
+    night = night_for(deps.settings, now)
+    _requeue_stale(deps, queue, now, report)
+    _nightly_batches(deps, queue, night, now, report, conversation_id)
+    done = SweepReport.of(report)
+    log.info("sweep", **done.to_dict(), night=night.key)
+    return done
 
 
-def sweep_idle(
-    uow_factory: Callable[[], UnitOfWork],
-    queue: TaskQueue,
-    cfg: SweepConfig,
-    *,
-    now: datetime,
-    factors: dict[str, float] | None = None,
-) -> SweepReport:
+def sweep_idle(deps: Dependencies, queue: TaskQueue, *, now: datetime) -> SweepReport:
     """Enqueue ticks for conversations the guard asked about and idle ones over their soft threshold.
 
     It also catches up the night when the nightly sweep did not run (beat down at its time): the
     night's own key keeps this from ticking anything the nightly sweep already queued.
     """
-    report = SweepReport("idle")
-    _requeue_stale(uow_factory, queue, now, cfg, report)
-    idle_before = now - timedelta(minutes=cfg.idle_minutes)
+    settings = deps.settings
+    report = _Tally("idle")
+    _requeue_stale(deps, queue, now, report)
+    idle_before = now - timedelta(minutes=settings.idle_minutes)
     # Quiet spells older than a day are the nightly sweep's (and its catch-up below).
     active_after = idle_before - timedelta(days=1)
+    factors = deps.factors()
     cursor: str | None = ""
     while cursor is not None:
-        with uow_factory() as uow:
-            convs, cursor = uow.repo.due_idle(idle_before, active_after, cursor, cfg.batch_size)
-            if factors is None:
-                factors = uow.repo.calibrations()
+        with deps.read_uow() as uow:
+            convs, cursor = uow.ticks.due_idle(idle_before, active_after, cursor, settings.sweep_batch_size)
         report.examined += len(convs)
         orders: list[tuple[str, str]] = []
         for conv in convs:
             if conv.sleep_requested_at is not None:
                 orders.append((conv.id, request_key(conv.sleep_requested_at)))
                 continue
-            budget = budget_for(conv, cfg.defaults, factors)
-            too_many = cfg.entry_trigger > 0 and conv.live_messages > cfg.entry_trigger
+            budget = budget_for(conv, settings.thresholds, factors)
+            too_many = settings.entry_trigger > 0 and conv.live_messages > settings.entry_trigger
             if budget.effective(conv.live_tokens) > budget.soft or too_many:
                 orders.append((conv.id, idle_key(conv.last_activity_at)))
         if orders:
-            _send(uow_factory, queue, orders, now, report)
-    night = night_of(now, cfg.timezone, cfg.nightly_hour, cfg.nightly_minute)
-    _nightly_batches(uow_factory, queue, night, now, cfg, report)
-    log.info("sweep", **report.as_dict())
-    return report
+            _send(deps, queue, orders, now, report)
+    _nightly_batches(deps, queue, night_for(settings, now), now, report)
+    done = SweepReport.of(report)
+    log.info("sweep", **done.to_dict())
+    return done
 
 
 def tick_now(
-    uow_factory: Callable[[], UnitOfWork],
-    queue: TaskQueue,
-    conversation_ids: list[str],
-    tick_key: str,
-    *,
-    now: datetime,
+    deps: Dependencies, queue: TaskQueue, conversation_ids: list[str], tick_key: str, *, now: datetime
 ) -> SweepReport:
     """Enqueue a tick with ``tick_key`` for each conversation, due or not (``sleep --now``)."""
-    report = SweepReport("now")
-    with uow_factory() as uow:
-        missing = [c for c in conversation_ids if uow.repo.get_conversation(c) is None]
+    report = _Tally("now")
+    with deps.read_uow() as uow:
+        missing = [c for c in conversation_ids if uow.conversations.get(c) is None]
     if missing:
         raise ConversationNotFound(missing[0])
     report.examined = len(conversation_ids)
-    _send(uow_factory, queue, [(c, tick_key) for c in conversation_ids], now, report)
-    return report
+    _send(deps, queue, [(c, tick_key) for c in conversation_ids], now, report)
+    return SweepReport.of(report, tick_key)
 
 
-def request_sleep(uow_factory: Callable[[], UnitOfWork], conversation_id: str, *, now: datetime) -> None:
+def request_sleep(deps: Dependencies, conversation_id: str, *, now: datetime) -> None:
     """Ask the idle sweep for a tick of this conversation (the guard does this above the soft threshold)."""
-    with uow_factory() as uow:
-        if uow.repo.get_conversation(conversation_id) is None:
+    with deps.uow() as uow:
+        if uow.conversations.get(conversation_id) is None:
             raise ConversationNotFound(conversation_id)
-        uow.repo.request_sleep(conversation_id, now)
+        uow.ticks.request_sleep(conversation_id, now)
         uow.commit()
 
 
-def list_ticks(uow: UnitOfWork, conversation_id: str) -> list[dict[str, Any]]:
+def list_ticks(deps: Dependencies, conversation_id: str) -> list[TickRecord]:
     """The conversation's sleep ticks with what each did."""
-    with uow:
-        if uow.repo.get_conversation(conversation_id) is None:
+    with deps.read_uow() as uow:
+        if uow.conversations.get(conversation_id) is None:
             raise ConversationNotFound(conversation_id)
-        return list(uow.repo.ticks(conversation_id))
+        return uow.ticks.of(conversation_id)

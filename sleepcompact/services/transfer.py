@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import asdict, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from sleepcompact.domain.errors import ConversationNotFound, ImportFormatError, InvalidMessage, InvalidSetting
 from sleepcompact.domain.formats import ParsedConversation, parse_import
-from sleepcompact.domain.messages import MessageFormat
+from sleepcompact.domain.messages import MessageFormat, NormalizedMessage
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
-from sleepcompact.services.conversations import (
-    ConversationSpec,
-    build_conversation,
-    prepare,
-    store_prepared,
-    utcnow,
-)
-from sleepcompact.services.ports import TokenCounter, UnitOfWork
+from sleepcompact.ports import Dependencies
+from sleepcompact.services.clock import utcnow
+from sleepcompact.services.conversations import ConversationSpec, build_conversation, prepare, store_prepared
 
 EXPORT_FORMAT = "sleepcompact.export/1"
 
@@ -48,37 +44,51 @@ def _row(m: MessageRecord) -> dict[str, Any]:
     }
 
 
-def export_conversation(uow: UnitOfWork, conversation_id: str) -> dict[str, Any]:
-    """Everything about a conversation: the originals as appended, every row with its state, compactions.
+@dataclass(frozen=True)
+class ConversationExport:
+    """A conversation's export: its settings and counters, every message exactly as it was appended
+    (``appended``, in order: importing an export replays those), every row with its state, and every
+    compaction. ``to_dict()`` is the export document (format ``sleepcompact.export/1``)."""
 
-    ``appended`` holds each appended message exactly as it was received, in
-    order; importing an export replays those.
-    """
-    with uow:
-        conv = uow.repo.get_conversation(conversation_id)
+    conversation: dict[str, Any]
+    appended: tuple[Any, ...]
+    messages: tuple[dict[str, Any], ...]
+    compactions: tuple[dict[str, Any], ...]
+    format: str = EXPORT_FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        """The export document, JSON-ready."""
+        return {
+            "format": self.format,
+            "conversation": self.conversation,
+            "appended": list(self.appended),
+            "messages": list(self.messages),
+            "compactions": list(self.compactions),
+        }
+
+
+def export_conversation(deps: Dependencies, conversation_id: str) -> ConversationExport:
+    """Everything about a conversation: the originals as appended, every row with its state, compactions."""
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        rows = uow.repo.all_messages(conversation_id)
-        compactions = uow.repo.compactions(conversation_id)
-    conversation = {k: _iso(v) for k, v in asdict(conv).items()}
-    return {
-        "format": EXPORT_FORMAT,
-        "conversation": conversation,
-        "appended": [json.loads(m.raw) for m in rows if m.raw is not None],
-        "messages": [_row(m) for m in rows],
-        "compactions": [{k: _iso(v) for k, v in asdict(c).items()} for c in compactions],
-    }
+        rows = uow.conversations.all_messages(conversation_id)
+        compactions = [record for record, _ in uow.compactions.of(conversation_id)]
+    return ConversationExport(
+        conversation={k: _iso(v) for k, v in asdict(conv).items()},
+        appended=tuple(json.loads(m.raw) for m in rows if m.raw is not None),
+        messages=tuple(_row(m) for m in rows),
+        compactions=tuple({k: _iso(v) for k, v in asdict(c).items()} for c in compactions),
+    )
 
 
 def import_conversations(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
+    deps: Dependencies,
     parsed: list[ParsedConversation],
     spec: ConversationSpec,
     *,
-    default_model: str,
     fmt: MessageFormat = "auto",
-    max_bytes: int = 2 * 1024 * 1024,
     source: str = "<input>",
     explicit: frozenset[str] = frozenset(),
 ) -> list[str]:
@@ -95,41 +105,45 @@ def import_conversations(
         )
     ids: list[str] = []
     for conv_data in parsed:
-        # Validate and count everything before opening the transaction.
-        prepared = []
-        for i, message in enumerate(conv_data.messages):
-            try:
-                prepared.append(prepare(message, counter, fmt=fmt, max_bytes=max_bytes))
-            except InvalidMessage as exc:
-                raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
-        model = spec.model or conv_data.model or default_model
+        prepared = _prepared(deps, conv_data, fmt, source)  # validated and counted before the transaction
         this_spec = replace(
             spec,
-            model=model,
+            model=spec.model or conv_data.model or deps.settings.default_model,
             conversation_id=spec.conversation_id if len(parsed) == 1 else None,
             metadata={**conv_data.metadata, **dict(spec.metadata or {})},
         )
-        uow = uow_factory()
-        with uow:
+        with deps.uow() as uow:
             now = utcnow()
-            existing = (
-                uow.repo.get_conversation(this_spec.conversation_id) if this_spec.conversation_id else None
-            )
+            wanted = this_spec.conversation_id
+            existing = uow.conversations.get(wanted) if wanted else None
             if existing is None:
                 record = build_conversation(this_spec, now)
-                uow.repo.add_conversation(record)
+                uow.conversations.add(record)
                 cid = record.id
             else:
                 _check_compatible(existing, spec, explicit)
                 cid = existing.id
             for i, (normalized, tokens) in enumerate(prepared):
                 try:
-                    store_prepared(uow.repo, cid, normalized, tokens, now, counter.count)
+                    store_prepared(uow.conversations, cid, normalized, tokens, now, deps.counter.count)
                 except InvalidMessage as exc:
                     raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
             uow.commit()
         ids.append(cid)
     return ids
+
+
+def _prepared(
+    deps: Dependencies, conv_data: ParsedConversation, fmt: MessageFormat, source: str
+) -> list[tuple[NormalizedMessage, list[int]]]:
+    """Every message of one conversation validated and counted; the first bad one names its position."""
+    out = []
+    for i, message in enumerate(conv_data.messages):
+        try:
+            out.append(prepare(message, deps.counter, fmt=fmt, max_bytes=deps.settings.max_message_bytes))
+        except InvalidMessage as exc:
+            raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
+    return out
 
 
 def _check_compatible(existing: ConversationRecord, spec: ConversationSpec, explicit: frozenset[str]) -> None:
@@ -151,14 +165,29 @@ def _check_compatible(existing: ConversationRecord, spec: ConversationSpec, expl
             )
 
 
+ImportSource = bytes | str | Path | Mapping[str, Any] | list[Any]
+"""What ``import`` reads: a file's path, its bytes or text, or already parsed JSON."""
+
+
+def read_source(data: ImportSource) -> tuple[bytes, str]:
+    """The bytes to parse and the name errors should give (the file's path, or ``<input>``)."""
+    if isinstance(data, Path):
+        try:
+            return data.read_bytes(), str(data)
+        except OSError as exc:
+            raise ImportFormatError(f"cannot read the file: {exc.strerror}", source=str(data)) from exc
+    if isinstance(data, str):
+        return data.encode("utf-8", errors="surrogateescape"), "<input>"
+    if isinstance(data, bytes):
+        return data, "<input>"
+    return json.dumps(data, ensure_ascii=False).encode("utf-8"), "<input>"
+
+
 def import_bytes(
-    uow_factory: Callable[[], UnitOfWork],
-    counter: TokenCounter,
+    deps: Dependencies,
     raw: bytes,
     *,
     source: str,
-    default_model: str,
-    max_bytes: int,
     fmt: MessageFormat = "auto",
     all_records: bool = False,
     record: int | None = None,
@@ -190,13 +219,10 @@ def import_bytes(
         conversation_id=conversation_id,
     )
     return import_conversations(
-        uow_factory,
-        counter,
+        deps,
         parsed,
         spec,
-        default_model=default_model,
         fmt=fmt,
-        max_bytes=max_bytes,
         source=source,
         explicit=frozenset(k for k, v in given.items() if v is not None),
     )

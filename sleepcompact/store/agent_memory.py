@@ -1,4 +1,4 @@
-"""Repository operations for the journal and long-term memories."""
+"""The agent's memory in SQL: its journal and its long-term memories."""
 
 from __future__ import annotations
 
@@ -9,54 +9,81 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord, NewJournalEntry
+from sleepcompact.domain.messages import without_nul
+from sleepcompact.store.mapping import aware
 from sleepcompact.store.models import JournalEntry, MemoryItem
 
 
-def _entry(r: JournalEntry) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "tenant_id": r.tenant_id,
-        "agent_id": r.agent_id,
-        "conversation_id": r.conversation_id,
-        "content": r.content,
-        "source_type": r.source_type,
-        "source_trust": r.source_trust,
-        "importance": r.importance,
-        "importance_method": r.importance_method,
-        "tags": list(r.tags or []),
-        "origin": r.origin,
-        "status": r.status,
-        "memory_id": r.memory_id,
-        "created_at": r.created_at.isoformat(),
-    }
+def _entry(r: JournalEntry) -> JournalEntryRecord:
+    return JournalEntryRecord(
+        id=r.id,
+        tenant_id=r.tenant_id,
+        agent_id=r.agent_id,
+        conversation_id=r.conversation_id,
+        content=r.content,
+        source_type=r.source_type,
+        source_trust=r.source_trust,
+        importance=r.importance,
+        importance_method=r.importance_method,
+        tags=tuple(r.tags or ()),
+        origin=r.origin,
+        status=r.status,
+        memory_id=r.memory_id,
+        created_at=aware(r.created_at),
+    )
 
 
-def _memory(r: MemoryItem) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "tenant_id": r.tenant_id,
-        "agent_id": r.agent_id,
-        "kind": r.kind,
-        "content": r.content,
-        "confidence": r.confidence,
-        "importance": r.importance,
-        "source_trust": r.source_trust,
-        "source_journal_ids": list(r.source_journal_ids or []),
-        "superseded_by": r.superseded_by,
-        "invalidated_at": r.invalidated_at.isoformat() if r.invalidated_at else None,
-        "created_at": r.created_at.isoformat(),
-        "updated_at": r.updated_at.isoformat(),
-    }
+def _memory(r: MemoryItem) -> MemoryRecord:
+    return MemoryRecord(
+        id=r.id,
+        tenant_id=r.tenant_id,
+        agent_id=r.agent_id,
+        kind=r.kind,
+        content=r.content,
+        confidence=r.confidence,
+        importance=r.importance,
+        source_trust=r.source_trust,
+        source_journal_ids=tuple(r.source_journal_ids or ()),
+        superseded_by=r.superseded_by,
+        invalidated_at=aware(r.invalidated_at) if r.invalidated_at else None,
+        created_at=aware(r.created_at),
+        updated_at=aware(r.updated_at),
+    )
 
 
-class AgentMemoryOperations:
-    """Mixed into ``SqlRepository``; needs ``self.session``."""
+class SqlAgentMemory:
+    """``AgentMemoryRepository`` over one SQLAlchemy session."""
 
-    session: Session
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
-    def journal_entries(
+    def add_entries(self, entries: Sequence[NewJournalEntry], now: datetime) -> list[int]:
+        """Insert journal entries (status pending), scored by the heuristic."""
+        rows = [
+            JournalEntry(
+                tenant_id=e.tenant_id,
+                agent_id=e.agent_id,
+                conversation_id=e.conversation_id,
+                content=without_nul(e.content),
+                source_type=e.source_type,
+                source_trust=e.source_trust,
+                importance=e.importance,
+                importance_method="heuristic",
+                tags=list(e.tags),
+                origin=e.origin,
+                status="pending",
+                created_at=now,
+            )
+            for e in entries
+        ]
+        self.session.add_all(rows)
+        self.session.flush()
+        return [r.id for r in rows]
+
+    def entries(
         self, tenant_id: str, agent_id: str, statuses: Sequence[str] | None = None, limit: int = 10_000
-    ) -> list[dict[str, Any]]:
+    ) -> list[JournalEntryRecord]:
         """Journal entries of one agent (optionally by status), oldest first (ix_journal_agent_status)."""
         query = select(JournalEntry).where(
             JournalEntry.tenant_id == tenant_id, JournalEntry.agent_id == agent_id
@@ -97,9 +124,7 @@ class AgentMemoryOperations:
                 changed.append(entry_id)
         return changed
 
-    def memories(
-        self, tenant_id: str, agent_id: str, *, include_invalid: bool = False
-    ) -> list[dict[str, Any]]:
+    def memories(self, tenant_id: str, agent_id: str, *, include_invalid: bool = False) -> list[MemoryRecord]:
         """Memories of one agent, oldest first; invalidated ones only when asked (they are never deleted)."""
         query = select(MemoryItem).where(MemoryItem.tenant_id == tenant_id, MemoryItem.agent_id == agent_id)
         if not include_invalid:

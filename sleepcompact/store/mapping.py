@@ -17,6 +17,11 @@ def _aware(value: datetime | None) -> datetime | None:
     return value
 
 
+def aware(value: datetime) -> datetime:
+    """A stored time as an aware UTC datetime (SQLite hands them back naive)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
 def _load(text: str | None) -> Content | None:
     if text is None:
         return None

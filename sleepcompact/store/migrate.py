@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).with_name("migrations")
+# Alembic is imported where it is used, so `import sleepcompact` does not pay for it (about a tenth of
+# a second); building a Memory still does, to check the schema.
 
 
 def alembic_config() -> Config:
     """An Alembic config pointing at the packaged migrations (no alembic.ini needed)."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
@@ -22,6 +26,8 @@ def alembic_config() -> Config:
 
 def head_revision() -> str:
     """The newest revision the package ships."""
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert head is not None
     return head
@@ -29,12 +35,16 @@ def head_revision() -> str:
 
 def current_revision(engine: Engine) -> str | None:
     """The revision a database is at, or None when it was never migrated."""
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
 def upgrade(engine: Engine) -> tuple[str | None, str]:
     """Bring the database to head; idempotent. Returns (revision before, revision after)."""
+    from alembic import command
+
     before = current_revision(engine)
     cfg = alembic_config()
     with engine.begin() as conn:

@@ -1,4 +1,4 @@
-"""Repository operations for sleep ticks, conversation leases and the sweeps that find due conversations.
+"""The sleep aggregate in SQL: keyed ticks, the conversation lease, sleep requests and the sweeps' selections.
 
 Every selection here is keyset-paginated (``id > after ORDER BY id``) so a sweep reads a fleet in
 batches of bounded size and never holds one long transaction.
@@ -7,7 +7,7 @@ batches of bounded size and never holds one long transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
@@ -17,7 +17,8 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.store.mapping import conversation_record
+from sleepcompact.domain.schedule import TickRecord
+from sleepcompact.store.mapping import aware, conversation_record
 from sleepcompact.store.models import Conversation, SleepTick
 
 
@@ -28,43 +29,68 @@ def _after(column: InstrumentedAttribute[datetime | None], position: str) -> Col
     return or_(column > at, and_(column == at, Conversation.id > last_id))
 
 
-class SleepOperations:
-    """Mixed into ``SqlRepository``; needs ``self.session``."""
+def _tick(row: SleepTick) -> TickRecord:
+    return TickRecord(
+        conversation_id=row.conversation_id,
+        tick_key=row.tick_key,
+        status=row.status,
+        queued_at=aware(row.created_at),
+        started_at=aware(row.started_at) if row.started_at else None,
+        finished_at=aware(row.finished_at) if row.finished_at else None,
+        result=dict(row.result or {}),
+    )
 
-    session: Session
 
-    # -- ticks --------------------------------------------------------------------------------------------
+class SqlTicks:
+    """``TickRepository`` over one SQLAlchemy session."""
 
-    def tick(self, conversation_id: str, tick_key: str) -> dict[str, Any] | None:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get(self, conversation_id: str, tick_key: str) -> TickRecord | None:
         """A sleep tick by its key, if it was ever queued or started (``queued_at``: when last enqueued)."""
         row = self.session.scalar(
             select(SleepTick).where(
                 SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key
             )
         )
-        if row is None:
-            return None
-        # SQLite hands back naive datetimes; they were written in UTC.
-        queued_at = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
-        return {"id": row.id, "status": row.status, "result": dict(row.result or {}), "queued_at": queued_at}
+        return _tick(row) if row is not None else None
 
-    def ticks(self, conversation_id: str) -> list[dict[str, Any]]:
+    def of(self, conversation_id: str) -> list[TickRecord]:
         """Every sleep tick of a conversation, oldest first."""
         rows = self.session.scalars(
             select(SleepTick).where(SleepTick.conversation_id == conversation_id).order_by(SleepTick.id)
         )
-        return [
-            {
-                "tick_key": r.tick_key,
-                "status": r.status,
-                "result": dict(r.result or {}),
-                "started_at": r.started_at.isoformat() if r.started_at else None,
-                "finished_at": r.finished_at.isoformat() if r.finished_at else None,
-            }
-            for r in rows
-        ]
+        return [_tick(r) for r in rows]
 
-    def queue_ticks(self, orders: Sequence[tuple[str, str]], now: datetime) -> list[tuple[str, str]]:
+    def start(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
+        """Mark the tick running (creating it when it was not queued); False when it is already done."""
+        self.queue([(conversation_id, tick_key)], now)
+        result = self.session.execute(
+            update(SleepTick)
+            .where(
+                SleepTick.conversation_id == conversation_id,
+                SleepTick.tick_key == tick_key,
+                SleepTick.status != "done",
+            )
+            .values(status="running", started_at=now)
+        )
+        return bool(getattr(result, "rowcount", 0))
+
+    def finish(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
+        """Record what the tick did and that it is done; the conversation's last_sleep_at moves on."""
+        self.session.execute(
+            update(SleepTick)
+            .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
+            .values(status="done", result=result, finished_at=now)
+        )
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(last_sleep_at=now, sleep_requested_at=None)
+        )
+
+    def queue(self, orders: Sequence[tuple[str, str]], now: datetime) -> list[tuple[str, str]]:
         """Record ``(conversation_id, tick_key)`` pairs as queued; returns only the pairs that were new.
 
         One INSERT ... ON CONFLICT DO NOTHING: a second sweep for the same night (two beats, a redelivered
@@ -87,34 +113,7 @@ class SleepOperations:
         inserted = {(str(c), str(k)) for c, k in self.session.execute(statement)}
         return [pair for pair in dict.fromkeys(orders) if pair in inserted]
 
-    def start_tick(self, conversation_id: str, tick_key: str, now: datetime) -> bool:
-        """Mark the tick running (creating it when it was not queued); False when it is already done."""
-        self.queue_ticks([(conversation_id, tick_key)], now)
-        result = self.session.execute(
-            update(SleepTick)
-            .where(
-                SleepTick.conversation_id == conversation_id,
-                SleepTick.tick_key == tick_key,
-                SleepTick.status != "done",
-            )
-            .values(status="running", started_at=now)
-        )
-        return bool(getattr(result, "rowcount", 0))
-
-    def finish_tick(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
-        """Record what the tick did and that it is done; the conversation's last_sleep_at moves on."""
-        self.session.execute(
-            update(SleepTick)
-            .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
-            .values(status="done", result=result, finished_at=now)
-        )
-        self.session.execute(
-            update(Conversation)
-            .where(Conversation.id == conversation_id)
-            .values(last_sleep_at=now, sleep_requested_at=None)
-        )
-
-    def stale_ticks(self, older_than: datetime, limit: int) -> list[tuple[str, str]]:
+    def stale(self, older_than: datetime, limit: int) -> list[tuple[str, str]]:
         """Ticks queued or running since before ``older_than``: their message was lost, so enqueue again."""
         rows = self.session.execute(
             select(SleepTick.conversation_id, SleepTick.tick_key)
@@ -124,7 +123,7 @@ class SleepOperations:
         )
         return [(str(c), str(k)) for c, k in rows]
 
-    def requeue_ticks(self, orders: Sequence[tuple[str, str]], now: datetime) -> None:
+    def requeue(self, orders: Sequence[tuple[str, str]], now: datetime) -> None:
         """Restart the stale clock of ticks being enqueued again, so the next sweep leaves them be."""
         for conversation_id, tick_key in orders:
             self.session.execute(
@@ -132,8 +131,6 @@ class SleepOperations:
                 .where(SleepTick.conversation_id == conversation_id, SleepTick.tick_key == tick_key)
                 .values(created_at=now)
             )
-
-    # -- leases -------------------------------------------------------------------------------------------
 
     def acquire_lease(self, conversation_id: str, owner: str, now: datetime, seconds: int) -> bool:
         """Take (or extend) the conversation's lease with one conditional UPDATE; False if someone holds it.
@@ -162,6 +159,14 @@ class SleepOperations:
             .values(lease_owner=None, lease_expires_at=None)
         )
 
+    def request_sleep(self, conversation_id: str, now: datetime) -> None:
+        """The guard saw the conversation over soft: ask the idle sweep for a tick (first request wins)."""
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id, Conversation.sleep_requested_at.is_(None))
+            .values(sleep_requested_at=now)
+        )
+
     def request_sleep_debounced(self, conversation_id: str, now: datetime, interval_s: int) -> bool:
         """Record a sleep request unless one was made within ``interval_s``; True when this one counts."""
         result = self.session.execute(
@@ -182,16 +187,6 @@ class SleepOperations:
         self.session.execute(
             update(Conversation).where(Conversation.id == conversation_id).values(last_activity_at=now)
         )
-
-    def request_sleep(self, conversation_id: str, now: datetime) -> None:
-        """The guard saw the conversation over soft: ask the idle sweep for a tick (first request wins)."""
-        self.session.execute(
-            update(Conversation)
-            .where(Conversation.id == conversation_id, Conversation.sleep_requested_at.is_(None))
-            .values(sleep_requested_at=now)
-        )
-
-    # -- sweeps -------------------------------------------------------------------------------------------
 
     def due_nightly(self, night_start: datetime, cursor: str, limit: int) -> tuple[list[str], str | None]:
         """One batch of conversations due tonight, and the cursor of the next batch (None when done).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sleepcompact import Memory
-from sleepcompact.synthetic import coding_agent
+from sleepcompact.demo.synthetic import coding_agent
 from tests.e2e.conftest import Cli
 
 
@@ -45,7 +45,7 @@ def test_sleep_queues_on_the_embedded_broker_without_a_worker_running(
     queued = broker.ok("sleep", "--now", "--conversation", cid, "--json").json()
     assert queued["enqueued"] == 1
     with Memory(database_url=sqlite_url) as mem:
-        assert [t["status"] for t in mem.ticks(cid)] == ["queued"]
+        assert [t.status for t in mem.sleep.ticks(cid)] == ["queued"]
     # --key names a tick, so it only goes with --now; an unknown conversation is refused.
     assert broker.run("sleep", "--key", "k").returncode != 0
     missing = broker.run("sleep", "--now", "--conversation", "conv_missing")
@@ -56,4 +56,4 @@ def test_a_bad_journal_entry_is_refused(cli: Cli, sqlite_url: str) -> None:
     with Memory(database_url=sqlite_url) as mem:
         cid = mem.create_conversation("claude-sonnet-4-5")
     result = cli.run("journal", "add", cid, "x", "--source-type", "rumour")
-    assert result.returncode != 0 and "source_type" in result.stderr
+    assert result.returncode == 2 and "--source-type" in result.stderr and "'rumour'" in result.stderr

@@ -105,19 +105,19 @@ def test_import_all_with_one_conversation_id_is_refused(cli: Cli, sqlite_url: st
     assert "--conversation names one conversation" in result.stderr
     assert result.stdout == ""
     with Memory(database_url=sqlite_url) as mem:
-        assert mem.stats()["conversations"] == 0
+        assert mem.stats().conversations == 0
 
 
 def test_import_into_existing_conversation_of_another_tenant_is_refused(cli: Cli, sqlite_url: str) -> None:
     with Memory(database_url=sqlite_url) as mem:
         mem.import_(SWE_SIMPLE, conversation_id="owned-by-default")
-        before = mem.export("owned-by-default")["appended"]
+        before = mem.export("owned-by-default").appended
     result = cli.run("import", SWE_SECOND, "--conversation", "owned-by-default", "--tenant", "t9")
     assert result.returncode != 0, result.describe()
     assert "tenant_id 'default'" in result.stderr
     with Memory(database_url=sqlite_url) as mem:
-        assert mem.stats("owned-by-default")["tenant_id"] == "default"
-        assert mem.export("owned-by-default")["appended"] == before
+        assert mem.stats("owned-by-default").tenant_id == "default"
+        assert mem.export("owned-by-default").appended == before
 
 
 # -- context ------------------------------------------------------------------------------------------
@@ -153,8 +153,8 @@ def test_append_grows_the_conversation(cli: Cli, sqlite_url: str) -> None:
     cli.ok("append", cid, "--role", "user", "--content", "hello")
 
     after = cli.ok("stats", cid, "--json").json()
-    assert after["live_messages"] == before["live_messages"] + 1
-    assert after["live_tokens"] > before["live_tokens"]
+    assert after["live_messages"] == before.live_messages + 1
+    assert after["live_tokens"] > before.live_tokens
 
 
 # -- errors -------------------------------------------------------------------------------------------
@@ -172,11 +172,12 @@ def test_append_unknown_role_fails_cleanly(cli: Cli, sqlite_url: str) -> None:
     with Memory(database_url=sqlite_url) as mem:
         cid = mem.create_conversation()
     result = cli.run("append", cid, "--role", "robot", "--content", "hi")
-    assert result.returncode != 0
-    assert "unknown role" in result.stderr
+    # A role is one of the option's choices (listed in --help): a wrong one is a usage error (exit 2).
+    assert result.returncode == 2
+    assert "'robot' is not one of" in result.stderr and "--role" in result.stderr
     assert result.stdout == ""
     with Memory(database_url=sqlite_url) as mem:
-        assert mem.stats(cid)["live_messages"] == 0
+        assert mem.stats(cid).live_messages == 0
 
 
 def test_import_malformed_jsonl_names_the_line_and_writes_nothing(

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from sleepcompact import Memory
-from sleepcompact.synthetic import SyntheticConversation, coding_agent
+from sleepcompact.demo.synthetic import SyntheticConversation, coding_agent
 from tests.e2e.conftest import Cli
 
 WINDOW = 8000
@@ -50,7 +50,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(cli: Cli, sqlite_url: str) -
     assert out["status"] == "dry_run"
     assert out["compaction_id"] is None
     plan = out["plan"]
-    assert plan["tokens_before"] == before["live_tokens"]
+    assert plan["tokens_before"] == before.live_tokens
     assert plan["fits"] is True
     steps = [s["step"] for s in plan["steps"]]
     assert "summarize" in steps and {"truncate", "mask"} & set(steps), steps
@@ -61,7 +61,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(cli: Cli, sqlite_url: str) -
     assert 0 < summarize["max_tokens"] < summarize["tokens_replaced"]
     assert out["tokens_after"] < out["tokens_before"]
     with Memory(database_url=sqlite_url) as mem:
-        assert mem.history(cid) == []
+        assert mem.compactions.history(cid) == []
         assert mem.stats(cid) == before
 
 

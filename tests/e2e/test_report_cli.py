@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from sleepcompact import Memory
-from sleepcompact.synthetic import coding_agent
+from sleepcompact.demo.synthetic import coding_agent
 from tests.e2e.conftest import Cli
 from tests.support.png import decode
 
@@ -182,7 +182,7 @@ def test_report_html_renders_in_headless_chromium(cli: Cli, sqlite_url: str, tmp
 def test_report_unknown_conversation_fails_and_writes_nothing(cli: Cli, tmp_path: Path) -> None:
     page = tmp_path / "missing.html"
     result = cli.run("report", "conv_does_not_exist", "--html", page)
-    assert result.returncode == 2, result.describe()
+    assert result.returncode == 1, result.describe()
     assert "conv_does_not_exist" in result.stderr and result.stdout == ""
     assert not page.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".missing.html")]
@@ -194,7 +194,7 @@ def test_report_into_a_missing_directory_fails_clearly(cli: Cli, tmp_path: Path)
         mem.append(cid, {"role": "user", "content": "hello"})
     target = tmp_path / "no" / "such" / "dir" / "r.html"
     result = cli.run("report", cid, "--html", target)
-    assert result.returncode == 2, result.describe()
+    assert result.returncode == 1, result.describe()
     assert f"cannot write {target}" in result.stderr
     summary = cli.ok("report", cid).stdout
     assert summary.startswith(f"{cid}: 2 points") and "0 compactions" in summary

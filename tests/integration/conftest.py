@@ -35,7 +35,7 @@ def sqlite_memory(sqlite_url: str) -> Iterator[Memory]:
 def snapshot(mem: Memory) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table, sorted: two equal snapshots mean nothing was written."""
     out: dict[str, list[tuple[Any, ...]]] = {}
-    with mem.engine.connect() as conn:
+    with mem.admin.engine.connect() as conn:
         for table in Base.metadata.sorted_tables:
             rows = conn.execute(select(table)).all()
             out[table.name] = sorted(tuple(repr(v) for v in r) for r in rows)

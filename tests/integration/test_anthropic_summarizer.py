@@ -10,8 +10,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from sleepcompact import Memory, Settings
+from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.errors import TransientLLMError
-from sleepcompact.synthetic import coding_agent
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, api_key_of
 
 CANARIES = {
@@ -68,14 +68,14 @@ def test_a_summary_from_the_api_is_applied_with_usage_and_cost(
         Scripted(text="## Task and goals\n- fix PAY rounding", input_tokens=9000, output_tokens=120)
     )
     cid = _coding(llm_memory)
-    outcome = llm_memory.compact(cid)
+    outcome = llm_memory.compactions.compact(cid)
     assert outcome.status == "applied", outcome.reason
-    (record,) = llm_memory.history(cid)
-    assert record["summarizer_provider"] == "anthropic"
-    assert record["summarizer_model"] == "claude-haiku-4-5"
-    assert (record["llm_input_tokens"], record["llm_output_tokens"]) == (9000, 120)
-    assert record["llm_cost_usd"] == pytest.approx((9000 * 1.0 + 120 * 5.0) / 1e6)
-    assert record["llm_batch"] is False
+    (record,) = llm_memory.compactions.history(cid)
+    assert record.summarizer_provider == "anthropic"
+    assert record.summarizer_model == "claude-haiku-4-5"
+    assert (record.llm_input_tokens, record.llm_output_tokens) == (9000, 120)
+    assert record.llm_cost_usd == pytest.approx((9000 * 1.0 + 120 * 5.0) / 1e6)
+    assert record.llm_batch is False
     (request,) = _message_requests(fake_anthropic)
     assert api_key_of(request["headers"]) == "sk-ant-test-key-not-a-secret"
     body = request["body"]
@@ -85,7 +85,7 @@ def test_a_summary_from_the_api_is_applied_with_usage_and_cost(
     assert "src/ledger/totals.py" not in body["system"]
     (user,) = body["messages"]
     assert user["role"] == "user" and user["content"].count("</transcript>") == 1
-    summary = next(r for r in llm_memory.export(cid)["messages"] if r["kind"] == "summary")
+    summary = next(r for r in llm_memory.export(cid).messages if r["kind"] == "summary")
     assert "fix PAY rounding" in summary["content"]
 
 
@@ -96,7 +96,7 @@ def test_transient_errors_are_retried_then_succeed(llm_memory: Memory, fake_anth
         Scripted(text="## Task and goals\n- third time lucky"),
     )
     cid = _coding(llm_memory)
-    outcome = llm_memory.compact(cid)
+    outcome = llm_memory.compactions.compact(cid)
     assert outcome.status == "applied"
     assert len(_message_requests(fake_anthropic)) == 3
     assert "third time lucky" in str(outcome.summary)
@@ -109,13 +109,13 @@ def test_a_server_error_that_persists_gives_up_after_the_bound_and_changes_nothi
     mem = Memory(_settings(sqlite_url, fake_anthropic, summarizer_attempts=3), auto_migrate=True)
     try:
         cid = _coding(mem)
-        before = mem.export(cid)["messages"]
+        before = mem.export(cid).messages
         with pytest.raises(TransientLLMError, match="500"):
-            mem.compact(cid, trigger="sleep")
+            mem.compactions.compact(cid, trigger="sleep")
         assert len(_message_requests(fake_anthropic)) == 3
-        assert mem.export(cid)["messages"] == before
-        (record,) = mem.history(cid)
-        assert record["status"] == "failed" and "500" in record["error"]
+        assert mem.export(cid).messages == before
+        (record,) = mem.compactions.history(cid)
+        assert record.status == "failed" and "500" in record.error
     finally:
         mem.close()
 
@@ -128,11 +128,11 @@ def test_permanent_errors_are_not_retried(
 ) -> None:
     fake_anthropic.set_default(Scripted(status=status, error_type=error_type))
     cid = _coding(llm_memory)
-    before = llm_memory.export(cid)["messages"]
-    outcome = llm_memory.compact(cid)
+    before = llm_memory.export(cid).messages
+    outcome = llm_memory.compactions.compact(cid)
     assert outcome.status == "failed" and str(status) in outcome.reason
     assert len(_message_requests(fake_anthropic)) == 1
-    assert llm_memory.export(cid)["messages"] == before
+    assert llm_memory.export(cid).messages == before
 
 
 def test_a_spend_limit_429_is_permanent(llm_memory: Memory, fake_anthropic: FakeAnthropic) -> None:
@@ -142,7 +142,7 @@ def test_a_spend_limit_429_is_permanent(llm_memory: Memory, fake_anthropic: Fake
         )
     )
     cid = _coding(llm_memory)
-    outcome = llm_memory.compact(cid)
+    outcome = llm_memory.compactions.compact(cid)
     assert outcome.status == "failed" and "spend limit" in outcome.reason
     assert len(_message_requests(fake_anthropic)) == 1
 
@@ -154,8 +154,8 @@ def test_a_timeout_fails_the_compaction(sqlite_url: str, fake_anthropic: FakeAnt
     try:
         cid = _coding(mem)
         with pytest.raises(TransientLLMError, match="timeout"):
-            mem.compact(cid)
-        assert mem.history(cid)[0]["status"] == "failed"
+            mem.compactions.compact(cid)
+        assert mem.compactions.history(cid)[0].status == "failed"
     finally:
         mem.close()
 
@@ -173,11 +173,11 @@ def test_invalid_summaries_fail_and_are_recorded(
 ) -> None:
     fake_anthropic.set_default(reply)
     cid = _coding(llm_memory)
-    before = llm_memory.export(cid)["messages"]
-    outcome = llm_memory.compact(cid)
+    before = llm_memory.export(cid).messages
+    outcome = llm_memory.compactions.compact(cid)
     assert outcome.status == "failed" and reason in outcome.reason
-    assert llm_memory.export(cid)["messages"] == before
-    assert reason in llm_memory.history(cid)[0]["error"]
+    assert llm_memory.export(cid).messages == before
+    assert reason in llm_memory.compactions.history(cid)[0].error
 
 
 def test_in_an_emergency_a_failing_api_falls_back_to_the_offline_summary(
@@ -185,11 +185,11 @@ def test_in_an_emergency_a_failing_api_falls_back_to_the_offline_summary(
 ) -> None:
     fake_anthropic.set_default(Scripted(status=401, error_type="authentication_error"))
     cid = _coding(llm_memory)
-    outcome = llm_memory.compact(cid, trigger="emergency")
+    outcome = llm_memory.compactions.compact(cid, trigger="emergency")
     assert outcome.status == "applied" and outcome.fallback
     stats = llm_memory.stats(cid)
-    assert stats["tokens"] <= stats["target"]
-    assert llm_memory.history(cid)[0]["summarizer_provider"] == "offline"
+    assert stats.tokens <= stats.target
+    assert llm_memory.compactions.history(cid)[0].summarizer_provider == "offline"
 
 
 def test_canary_secrets_never_leave_the_process_nor_reach_summaries_or_logs(
@@ -197,11 +197,11 @@ def test_canary_secrets_never_leave_the_process_nor_reach_summaries_or_logs(
 ) -> None:
     cid = _coding(llm_memory, secrets=True)
     with capture_logs() as logs:
-        assert llm_memory.compact(cid).status == "applied"
-        llm_memory.compact(cid, force=True, trigger="emergency")
+        assert llm_memory.compactions.compact(cid).status == "applied"
+        llm_memory.compactions.compact(cid, force=True, trigger="emergency")
     sent = json.dumps([r["raw"] for r in fake_anthropic.requests])
-    stored = json.dumps([h["summary"] for h in llm_memory.history(cid)])
-    journal = json.dumps(llm_memory.journal(cid))
+    stored = json.dumps([h.summary for h in llm_memory.compactions.history(cid)])
+    journal = json.dumps([e.to_dict() for e in llm_memory.journal.entries(cid, this_conversation=True)])
     logged = json.dumps(logs, default=str)
     for kind, secret in CANARIES.items():
         assert secret not in sent, kind
@@ -210,26 +210,26 @@ def test_canary_secrets_never_leave_the_process_nor_reach_summaries_or_logs(
         assert secret not in journal, kind
     assert "[REDACTED:" in sent
     # The originals are untouched: export still has exactly what was appended.
-    assert CANARIES["anthropic"] in json.dumps(llm_memory.export(cid)["appended"])
+    assert CANARIES["anthropic"] in json.dumps(llm_memory.export(cid).appended)
 
 
 def test_usage_calibrates_the_claude_tokenizer_factor(
     llm_memory: Memory, fake_anthropic: FakeAnthropic
 ) -> None:
     cid = _coding(llm_memory)
-    assert llm_memory.stats(cid)["safety_factor"] == 1.15
+    assert llm_memory.stats(cid).safety_factor == 1.15
     # The API reports far more input tokens than cl100k counted: the factor rises, but stays bounded (<= 1.6).
     fake_anthropic.set_default(
         Scripted(text="## Task and goals\n- x", input_tokens=10_000_000, output_tokens=5)
     )
-    llm_memory.compact(cid)
-    first = llm_memory.stats(cid)["safety_factor"]
+    llm_memory.compactions.compact(cid)
+    first = llm_memory.stats(cid).safety_factor
     assert first == pytest.approx((1.15 + 1.6) / 2)
     for _ in range(3):
-        llm_memory.compact(_coding(llm_memory))
-    assert first < llm_memory.stats(cid)["safety_factor"] <= 1.6
+        llm_memory.compactions.compact(_coding(llm_memory))
+    assert first < llm_memory.stats(cid).safety_factor <= 1.6
     # Every Claude conversation shares the family's factor, new ones included.
-    assert llm_memory.stats(_coding(llm_memory))["safety_factor"] == llm_memory.stats(cid)["safety_factor"]
+    assert llm_memory.stats(_coding(llm_memory)).safety_factor == llm_memory.stats(cid).safety_factor
 
 
 def test_a_flagged_summary_is_marked_in_history(llm_memory: Memory, fake_anthropic: FakeAnthropic) -> None:
@@ -239,12 +239,12 @@ def test_a_flagged_summary_is_marked_in_history(llm_memory: Memory, fake_anthrop
         )
     )
     cid = _coding(llm_memory)
-    assert llm_memory.compact(cid).status == "applied"
-    (record,) = llm_memory.history(cid)
-    assert record["flagged"] is True and record["flags"]
-    summary = next(r for r in llm_memory.export(cid)["messages"] if r["kind"] == "summary")
+    assert llm_memory.compactions.compact(cid).status == "applied"
+    (record,) = llm_memory.compactions.history(cid)
+    assert record.flagged is True and record.flags
+    summary = next(r for r in llm_memory.export(cid).messages if r["kind"] == "summary")
     assert summary["metadata"]["flagged"] is True
-    assert summary["metadata"]["compaction_id"] == record["id"]
+    assert summary["metadata"]["compaction_id"] == record.id
     assert summary["metadata"]["model"] == "claude-haiku-4-5"
 
 
@@ -252,35 +252,35 @@ def test_a_batch_applies_its_results_and_retries_errored_and_expired_requests_di
     llm_memory: Memory, fake_anthropic: FakeAnthropic
 ) -> None:
     ids = [_coding(llm_memory) for _ in range(3)]
-    before = {cid: llm_memory.export(cid)["appended"] for cid in ids}
+    before = {cid: llm_memory.export(cid).appended for cid in ids}
     fake_anthropic.positional_outcomes = ["succeeded", "errored", "expired"]
     fake_anthropic.polls_until_ended = 1
-    report = llm_memory.submit_batch(ids)
+    report = llm_memory.compactions.submit_batch(ids)
     assert report.batch_id and len(report.submitted) == 3
     # Nothing is applied while the batch runs.
-    assert all(llm_memory.conversation(cid).compaction_epoch == 0 for cid in ids)
-    assert llm_memory.poll_batches().pending_batches == [report.batch_id]
-    done = llm_memory.poll_batches()
+    assert all(llm_memory.admin.conversation(cid).compaction_epoch == 0 for cid in ids)
+    assert llm_memory.compactions.poll_batches().pending_batches == [report.batch_id]
+    done = llm_memory.compactions.poll_batches()
     assert [o.status for o in done.applied] == ["applied"]
     assert sorted(o.status for o in done.retried_directly) == ["applied", "applied"]
     direct_calls = [r for r in _message_requests(fake_anthropic)]
     assert len(direct_calls) == 2  # only the errored and the expired request went out again
-    first = llm_memory.history(ids[0])
-    assert [h["status"] for h in first] == ["superseded", "applied"]
-    assert first[1]["llm_batch"] is True
-    assert first[1]["llm_cost_usd"] == pytest.approx(
-        (first[1]["llm_input_tokens"] * 1.0 + first[1]["llm_output_tokens"] * 5.0) / 1e6 * 0.5
+    first = llm_memory.compactions.history(ids[0])
+    assert [h.status for h in first] == ["superseded", "applied"]
+    assert first[1].llm_batch is True
+    assert first[1].llm_cost_usd == pytest.approx(
+        (first[1].llm_input_tokens * 1.0 + first[1].llm_output_tokens * 5.0) / 1e6 * 0.5
     )
     for cid in ids[1:]:
-        hist = llm_memory.history(cid)
-        assert [h["status"] for h in hist] == ["superseded", "applied"]
-        assert hist[1]["llm_batch"] is False
+        hist = llm_memory.compactions.history(cid)
+        assert [h.status for h in hist] == ["superseded", "applied"]
+        assert hist[1].llm_batch is False
     for cid in ids:
-        assert llm_memory.export(cid)["appended"] == before[cid]
+        assert llm_memory.export(cid).appended == before[cid]
         stats = llm_memory.stats(cid)
-        assert stats["tokens"] <= stats["target"]
+        assert stats.tokens <= stats.target
     # Polling again changes nothing.
-    again = llm_memory.poll_batches()
+    again = llm_memory.compactions.poll_batches()
     assert not again.applied and not again.retried_directly
 
 
@@ -288,18 +288,18 @@ def test_a_batch_result_for_a_conversation_that_changed_meanwhile_is_not_applied
     llm_memory: Memory, fake_anthropic: FakeAnthropic
 ) -> None:
     cid = _coding(llm_memory)
-    report = llm_memory.submit_batch([cid])
+    report = llm_memory.compactions.submit_batch([cid])
     assert report.submitted
     # A direct compaction lands while the batch runs: the batch's summary is now stale.
-    llm_memory.compact(cid, force=True)
-    epoch = llm_memory.conversation(cid).compaction_epoch
-    assert llm_memory.poll_batches().pending_batches  # still running on the first poll
-    done = llm_memory.poll_batches()
+    llm_memory.compactions.compact(cid, force=True)
+    epoch = llm_memory.admin.conversation(cid).compaction_epoch
+    assert llm_memory.compactions.poll_batches().pending_batches  # still running on the first poll
+    done = llm_memory.compactions.poll_batches()
     assert not done.applied
-    hist = llm_memory.history(cid)
-    assert hist[0]["status"] == "superseded"
-    assert llm_memory.conversation(cid).compaction_epoch >= epoch
+    hist = llm_memory.compactions.history(cid)
+    assert hist[0].status == "superseded"
+    assert llm_memory.admin.conversation(cid).compaction_epoch >= epoch
     summaries = [
-        r for r in llm_memory.export(cid)["messages"] if r["kind"] == "summary" and r["state"] != "archived"
+        r for r in llm_memory.export(cid).messages if r["kind"] == "summary" and r["state"] != "archived"
     ]
     assert len(summaries) == 1

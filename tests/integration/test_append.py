@@ -52,7 +52,7 @@ def test_assistant_with_two_tool_calls_is_stored_together_and_linked(memory: Mem
     second = memory.append(cid, RESULTS)
     assert first.seqs == (2, 3, 4)  # text part and two calls, consecutive
     assert second.seqs == (5, 6)
-    rows = memory.export(cid)["messages"]
+    rows = memory.export(cid).messages
     assert [(r["seq"], r["role"], r["kind"], r["tool_call_id"]) for r in rows] == [
         (1, "user", "message", None),
         (2, "assistant", "message", None),
@@ -67,14 +67,14 @@ def test_assistant_with_two_tool_calls_is_stored_together_and_linked(memory: Mem
 
 def test_live_tokens_move_with_each_append_in_the_same_transaction(memory: Memory) -> None:
     cid = _conversation(memory)
-    before = memory.conversation(cid).live_tokens
+    before = memory.admin.conversation(cid).live_tokens
     result = memory.append(cid, {"role": "assistant", "content": "word " * 500})
-    after = memory.conversation(cid)
+    after = memory.admin.conversation(cid)
     assert result.tokens > 500
     assert after.live_tokens == before + result.tokens
     assert after.live_messages == 2
     assert after.next_seq == 3
-    rows = memory.export(cid)["messages"]
+    rows = memory.export(cid).messages
     assert sum(r["live_tokens"] for r in rows) == after.live_tokens
 
 
@@ -93,7 +93,7 @@ def test_the_original_payload_is_stored_exactly(memory: Memory) -> None:
         "extra_field": {"kept": [1, 2.5, None, True]},
     }
     memory.append(cid, message)
-    assert memory.export(cid)["appended"] == [message]
+    assert list(memory.export(cid).appended) == [message]
 
 
 def test_openai_tool_result_needs_an_earlier_call(memory: Memory) -> None:
@@ -226,7 +226,7 @@ def test_tool_summary_is_stored_with_its_token_count(memory: Memory) -> None:
             ],
         },
     )
-    row = memory.export(cid)["messages"][-1]
+    row = memory.export(cid).messages[-1]
     assert row["tool_summary"] == "3 results, none relevant"
     assert row["include_in_history"] is False
     assert json.dumps(row["content"]).startswith('"rrrr')

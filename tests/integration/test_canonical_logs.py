@@ -12,8 +12,8 @@ import structlog
 from structlog.testing import capture_logs
 
 from sleepcompact import Memory, Settings, logs
+from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.logs import configure_logging
-from sleepcompact.synthetic import coding_agent
 from tests.support.queues import RecordingQueue
 
 CANARY = "sk-ant-api03-CANARYlogs0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6"
@@ -80,7 +80,7 @@ def test_an_applied_compaction_logs_one_line_with_its_figures(
     try:
         cid = _coding(mem)
         captured.clear()
-        outcome = mem.compact(cid)
+        outcome = mem.compactions.compact(cid)
         event = _one_compaction(captured, cid)
     finally:
         mem.close()
@@ -101,12 +101,12 @@ def test_a_dry_run_logs_no_compaction_and_a_noop_logs_one(
     mem = _memory(sqlite_url)
     try:
         cid = _coding(mem)
-        mem.compact(cid, dry_run=True)
+        mem.compactions.compact(cid, dry_run=True)
         assert _events(captured, "compaction") == []
         small = mem.create_conversation("claude-sonnet-4-5", tenant_id="t-acme")
         mem.append(small, {"role": "user", "content": "hello"})
         captured.clear()
-        assert mem.compact(small).status == "noop"
+        assert mem.compactions.compact(small).status == "noop"
         event = _one_compaction(captured, small)
     finally:
         mem.close()
@@ -120,10 +120,10 @@ def test_a_stall_and_its_backoff_log_one_line_each(sqlite_url: str, captured: li
         mem.append(cid, {"role": "system", "content": "rule " * 2_000})
         mem.append(cid, {"role": "user", "content": "hello"})
         captured.clear()
-        assert mem.compact(cid, trigger="sleep").status == "stalled"
+        assert mem.compactions.compact(cid, trigger="sleep").status == "stalled"
         stalled = _one_compaction(captured, cid)
         captured.clear()
-        assert mem.compact(cid, trigger="sleep").status == "backoff"
+        assert mem.compactions.compact(cid, trigger="sleep").status == "backoff"
         backoff = _one_compaction(captured, cid)
     finally:
         mem.close()
@@ -142,7 +142,7 @@ def test_a_failing_summarizer_logs_one_warning_with_the_error_type_only(
     try:
         cid = _coding(mem, secret=True)
         captured.clear()
-        outcome = mem.compact(cid, trigger="manual")
+        outcome = mem.compactions.compact(cid, trigger="manual")
         event = _one_compaction(captured, cid)
     finally:
         mem.close()
@@ -161,14 +161,14 @@ def test_a_lost_race_logs_one_discarded_line_and_the_rivals_applied_one(
     def slow_summarizer(prompt: str) -> str:
         if not calls:  # while this compaction waits for its LLM, another one applies
             calls.append("rival")
-            assert rival.compact(cid).status == "applied"
+            assert rival.compactions.compact(cid).status == "applied"
         return "## Task and goals\n- fix the bug (summary from the slow worker)"
 
     mem = _memory(sqlite_url, slow_summarizer)
     try:
         cid = _coding(mem)
         captured.clear()
-        assert mem.compact(cid).status == "discarded"
+        assert mem.compactions.compact(cid).status == "discarded"
     finally:
         mem.close()
         rival.close()
@@ -213,11 +213,11 @@ def test_lines_logged_during_a_compaction_carry_the_bound_ids(
         cid = _coding(mem)
         captured.clear()
         with structlog.contextvars.bound_contextvars(task_id="task-42"):
-            assert mem.compact(cid).status == "applied"
+            assert mem.compactions.compact(cid).status == "applied"
             # The guard's summary runs in a thread under a deadline: the ids follow it there.
             over = _coding(mem)
             mem.prepare_context(over)
-        mem.compact(_coding(mem))  # no task bound any more: none leaks
+        mem.compactions.compact(_coding(mem))  # no task bound any more: none leaks
     finally:
         mem.close()
     hello, emergency_hello, unbound_hello = _events(captured, "summarizer_says_hello")
@@ -237,14 +237,14 @@ def test_a_sleep_tick_logs_one_line_with_its_queue_lag(
     mem = _memory(sqlite_url)
     try:
         cid = _coding(mem, window=8_000)
-        mem.add_journal_entry(cid, "the user prefers metric units", tags=["preference"])
+        mem.journal.add(cid, "the user prefers metric units", tags=["preference"])
         captured.clear()
-        mem.tick_now([cid], "night-1", queue=RecordingQueue())  # queued, never sent: run here instead
-        result = mem.run_tick(cid, "night-1")
-        again = mem.run_tick(cid, "night-1")
+        mem.sleep.tick_now([cid], "night-1", queue=RecordingQueue())  # queued, never sent: run here instead
+        result = mem.sleep.run_tick(cid, "night-1")
+        again = mem.sleep.run_tick(cid, "night-1")
     finally:
         mem.close()
-    assert result["compaction"]["status"] == "applied" and again["already_done"]
+    assert result.compaction.status == "applied" and again.already_done
     done, repeat = _events(captured, "sleep_tick")
     assert (done["outcome"], done["conversation_id"], done["tenant_id"]) == ("done", cid, "t-acme")
     assert done["compaction"] == "applied" and done["queue_lag_s"] >= 0

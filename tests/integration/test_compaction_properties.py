@@ -22,6 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from sleepcompact import MalformedContent, Memory
 from sleepcompact.domain.records import MESSAGE_STATES
 from sleepcompact.domain.validation import anthropic_problems
+from sleepcompact.services.history import CompactionInfo
 
 MODEL = "claude-sonnet-4-5"
 # U+0000 is covered by its own tests at the end (PostgreSQL text columns refuse it; we store around that).
@@ -92,8 +93,8 @@ def _dumps(value: Any) -> str:
 
 
 def _assert_live_tokens_add_up(memory: Memory, cid: str) -> None:
-    conv = memory.conversation(cid)
-    rows = memory.export(cid)["messages"]
+    conv = memory.admin.conversation(cid)
+    rows = memory.export(cid).messages
     live = [r for r in rows if r["state"] != "archived"]
     assert conv.live_tokens == sum(r["live_tokens"] for r in live)
     assert conv.live_messages == len(live)
@@ -111,32 +112,32 @@ def test_compaction_keeps_everything_and_restores_exactly(
     cid = memory.create_conversation(MODEL, context_window=window)
     memory.append_many(cid, messages)
     before = memory.export(cid)
-    assert before["appended"] == messages
+    assert list(before.appended) == messages
 
-    outcome = memory.compact(cid, force=force)
+    outcome = memory.compactions.compact(cid, force=force)
     event(f"compaction {outcome.status}")
 
     after = memory.export(cid)
-    assert after["appended"] == before["appended"], "compaction changed what was appended"
-    originals = [(r["seq"], r["part"], r["content"]) for r in after["messages"] if r["kind"] != "summary"]
-    assert originals == [(r["seq"], r["part"], r["content"]) for r in before["messages"]]
+    assert after.appended == before.appended, "compaction changed what was appended"
+    originals = [(r["seq"], r["part"], r["content"]) for r in after.messages if r["kind"] != "summary"]
+    assert originals == [(r["seq"], r["part"], r["content"]) for r in before.messages]
     view = memory.context(cid)
     assert anthropic_problems(view.messages) == [], _dumps(view.messages)[:3000]
     stats = memory.stats(cid)
-    history = memory.history(cid)
-    if stats["tokens"] > stats["target"]:
-        assert history and history[-1]["status"] == "stalled", (outcome.status, outcome.reason)
+    history = memory.compactions.history(cid)
+    if stats.tokens > stats.target:
+        assert history and history[-1].status == "stalled", (outcome.status, outcome.reason)
     _assert_live_tokens_add_up(memory, cid)
 
     if outcome.status == "applied":
         assert outcome.compaction_id is not None
-        assert memory.restore(outcome.compaction_id) == [outcome.compaction_id]
+        assert list(memory.compactions.restore(outcome.compaction_id)) == [outcome.compaction_id]
         restored = memory.export(cid)
-        assert _dumps(restored["messages"]) == _dumps(before["messages"])
-        assert restored["appended"] == messages
-        assert memory.conversation(cid).live_tokens == before["conversation"]["live_tokens"]
+        assert _dumps(restored.messages) == _dumps(before.messages)
+        assert list(restored.appended) == messages
+        assert memory.admin.conversation(cid).live_tokens == before.conversation["live_tokens"]
         _assert_live_tokens_add_up(memory, cid)
-        assert memory.history(cid)[-1]["status"] == "reverted"
+        assert memory.compactions.history(cid)[-1].status == "reverted"
 
 
 # -- the state machine ----------------------------------------------------------------------------------
@@ -167,19 +168,19 @@ class CompactionMachine(RuleBasedStateMachine):
         self.memory.append(self.cid, message)
         self.appended.append(message)
 
-    def _applied(self) -> list[dict[str, Any]]:
-        return [h for h in self.memory.history(self.cid) if h["status"] == "applied"]
+    def _applied(self) -> list[CompactionInfo]:
+        return [h for h in self.memory.compactions.history(self.cid) if h.status == "applied"]
 
     def _latest_applied(self, *, clear: bool) -> str | None:
         for h in reversed(self._applied()):
-            if (h["trigger"] == "clear") == clear:
-                return str(h["id"])
+            if (h.trigger == "clear") == clear:
+                return str(h.id)
         return None
 
     def _restore(self, compaction_id: str) -> None:
-        restored = self.memory.restore(compaction_id)
+        restored = self.memory.compactions.restore(compaction_id)
         assert restored[-1] == compaction_id
-        statuses = {h["id"]: h["status"] for h in self.memory.history(self.cid)}
+        statuses = {h.id: h.status for h in self.memory.compactions.history(self.cid)}
         assert all(statuses[c] == "reverted" for c in restored)
 
     @initialize(rounds=st.integers(0, 6))
@@ -229,7 +230,7 @@ class CompactionMachine(RuleBasedStateMachine):
 
     @rule(force=st.booleans(), trigger=st.sampled_from(["manual", "sleep", "emergency"]))
     def compact(self, force: bool, trigger: Any) -> None:
-        outcome = self.memory.compact(self.cid, force=force, trigger=trigger)
+        outcome = self.memory.compactions.compact(self.cid, force=force, trigger=trigger)
         event(f"compaction {outcome.status}")
         assert outcome.status in ("applied", "noop", "stalled", "backoff"), (outcome.status, outcome.reason)
 
@@ -245,7 +246,7 @@ class CompactionMachine(RuleBasedStateMachine):
         applied = self._applied()
         if applied:
             event("restored an older one")
-            self._restore(str(applied[pick % len(applied)]["id"]))
+            self._restore(str(applied[pick % len(applied)].id))
 
     @rule()
     def clear(self) -> None:
@@ -261,8 +262,8 @@ class CompactionMachine(RuleBasedStateMachine):
     @invariant()
     def nothing_lost_nothing_duplicated(self) -> None:
         exported = self.memory.export(self.cid)
-        assert exported["appended"] == self.appended
-        rows = exported["messages"]
+        assert list(exported.appended) == self.appended
+        rows = exported.messages
         seqs = [r["seq"] for r in rows]
         assert seqs == sorted(set(seqs))
         assert all(r["state"] in MESSAGE_STATES for r in rows)
@@ -303,8 +304,8 @@ def test_a_tool_summary_with_a_nul_character_is_stored(memory: Memory) -> None:
         "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok", "tool_summary": "a\x00b"}],
     }
     memory.append_many(cid, [call, answer])
-    assert memory.export(cid)["appended"] == [call, answer]  # the original, exactly
-    assert memory.export(cid)["messages"][-1]["tool_summary"] == "a\ufffdb"  # the derived column, storable
+    assert list(memory.export(cid).appended) == [call, answer]  # the original, exactly
+    assert memory.export(cid).messages[-1]["tool_summary"] == "a\ufffdb"  # the derived column, storable
 
 
 def test_a_nul_character_in_a_tool_call_id_is_a_typed_error(memory: Memory) -> None:
@@ -322,7 +323,7 @@ def test_a_conversation_with_a_nul_character_can_be_compacted(memory: Memory) ->
     for i in range(12):
         memory.append(cid, {"role": "user", "content": f"error: failed at /tmp/a\x00b{i} " + "word " * 400})
         memory.append(cid, {"role": "assistant", "content": f"done {i} " + "reply " * 300})
-    outcome = memory.compact(cid)
+    outcome = memory.compactions.compact(cid)
     assert outcome.status == "applied", outcome.reason
     assert anthropic_problems(memory.context(cid).messages) == []
 
@@ -334,8 +335,7 @@ def test_restoring_the_newer_of_two_same_instant_compactions_keeps_the_older(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     instant = datetime(2025, 1, 1, tzinfo=UTC)
-    monkeypatch.setattr("sleepcompact.services.compaction.utcnow", lambda: instant)
-    monkeypatch.setattr("sleepcompact.services.compaction_records.utcnow", lambda: instant)
+    monkeypatch.setattr("sleepcompact.services.compaction_writes.utcnow", lambda: instant)
     cid = memory.create_conversation(MODEL, context_window=8_000)
     memory.append(cid, {"role": "user", "content": "go"})
 
@@ -353,11 +353,11 @@ def test_restoring_the_newer_of_two_same_instant_compactions_keeps_the_older(
             )
 
     rounds(range(6))
-    first = memory.compact(cid)
+    first = memory.compactions.compact(cid)
     rounds(range(6, 14))
-    before_second = memory.export(cid)["messages"]
-    second = memory.compact(cid)
+    before_second = memory.export(cid).messages
+    second = memory.compactions.compact(cid)
     assert first.status == second.status == "applied"
-    assert memory.restore(str(second.compaction_id)) == [second.compaction_id]
-    assert _dumps(memory.export(cid)["messages"]) == _dumps(before_second)
-    assert [h["status"] for h in memory.history(cid)] == ["applied", "reverted"]
+    assert list(memory.compactions.restore(str(second.compaction_id))) == [second.compaction_id]
+    assert _dumps(memory.export(cid).messages) == _dumps(before_second)
+    assert [h.status for h in memory.compactions.history(cid)] == ["applied", "reverted"]

@@ -38,10 +38,10 @@ def _conversation(memory: Memory, *, tenant: str = "t1", agent: str = "a1") -> s
 
 
 def _remember(memory: Memory, cid: str) -> None:
-    memory.add_journal_entry(cid, RELEVANT, tags=["fact"])
-    memory.add_journal_entry(cid, UNRELATED, tags=["preference"])
-    memory.add_journal_entry(cid, PLANTED, source_type="environmental", tags=["fact"])
-    memory.consolidate(cid)
+    memory.journal.add(cid, RELEVANT, tags=["fact"])
+    memory.journal.add(cid, UNRELATED, tags=["preference"])
+    memory.journal.add(cid, PLANTED, source_type="environmental", tags=["fact"])
+    memory.memories.consolidate(cid)
 
 
 def _block_text(content: object) -> str:
@@ -56,7 +56,7 @@ def test_the_relevant_direct_memory_is_recalled_and_the_environmental_one_never(
     before = memory.context(cid, system="You are careful.")
     assert before.memories == [] and before.memory_tokens == 0
     _remember(memory, cid)
-    trusts = {m["content"]: m["source_trust"] for m in memory.memories(cid)}
+    trusts = {m.content: m.source_trust for m in memory.memories.list(cid)}
     assert trusts == {RELEVANT: 0.9, UNRELATED: 0.9, PLANTED: 0.3}  # consolidated, trust recorded
 
     view = memory.context(cid, system="You are careful.")
@@ -81,36 +81,36 @@ def test_the_relevant_direct_memory_is_recalled_and_the_environmental_one_never(
     assert "evil.example" not in str(openai.messages)
     assert openai.memories == view.memories and openai.counted_tokens == view.counted_tokens
     # Conversation figures stay the conversation's own: the block is not stored.
-    assert memory.stats(cid)["live_tokens"] == memory.conversation(cid).live_tokens
+    assert memory.stats(cid).live_tokens == memory.admin.conversation(cid).live_tokens
 
 
 def test_a_trusted_source_confirming_a_planted_claim_lifts_its_trust(memory: Memory) -> None:
     cid = _conversation(memory)
-    memory.add_journal_entry(cid, PLANTED, source_type="environmental", tags=["fact"])
-    memory.consolidate(cid)
+    memory.journal.add(cid, PLANTED, source_type="environmental", tags=["fact"])
+    memory.memories.consolidate(cid)
     assert memory.context(cid).memories == []
-    memory.add_journal_entry(cid, PLANTED, source_type="observation", tags=["fact"])
-    assert memory.consolidate(cid)["merged"] == 1
-    (remembered,) = memory.memories(cid)
-    assert remembered["source_trust"] == 0.8
+    memory.journal.add(cid, PLANTED, source_type="observation", tags=["fact"])
+    assert memory.memories.consolidate(cid).merged == 1
+    (remembered,) = memory.memories.list(cid)
+    assert remembered.source_trust == 0.8
     assert [m["content"] for m in memory.context(cid).memories] == [PLANTED]
     # A weaker source repeating it never lowers the trust again.
-    memory.add_journal_entry(cid, PLANTED, source_type="environmental", tags=["fact"])
-    memory.consolidate(cid)
-    assert memory.memories(cid)[0]["source_trust"] == 0.8
+    memory.journal.add(cid, PLANTED, source_type="environmental", tags=["fact"])
+    memory.memories.consolidate(cid)
+    assert memory.memories.list(cid)[0].source_trust == 0.8
 
 
 def test_a_superseded_memory_never_appears_but_its_replacement_does(memory: Memory) -> None:
     cid = memory.create_conversation("gpt-4o", tenant_id="t1", agent_id="a1")
     memory.append(cid, {"role": "user", "content": "Find a coworking space near where I live."})
-    memory.add_journal_entry(cid, "I live in Berlin", tags=["fact"])
-    memory.consolidate(cid)
+    memory.journal.add(cid, "I live in Berlin", tags=["fact"])
+    memory.memories.consolidate(cid)
     assert [m["content"] for m in memory.context(cid).memories] == ["I live in Berlin"]
-    memory.add_journal_entry(cid, "I moved from Berlin to Hamburg", source_type="observation", tags=["fact"])
-    assert memory.consolidate(cid)["superseded"] == 1
+    memory.journal.add(cid, "I moved from Berlin to Hamburg", source_type="observation", tags=["fact"])
+    assert memory.memories.consolidate(cid).superseded == 1
     # The replacement and the contradiction record carry the trust of the claim that made the change.
-    everything = memory.memories(cid, include_invalid=True)
-    trusts = {(m["kind"], m["content"]): m["source_trust"] for m in everything}
+    everything = memory.memories.list(cid, include_invalid=True)
+    trusts = {(m.kind, m.content): m.source_trust for m in everything}
     assert trusts == {
         ("fact", "I live in Berlin"): 0.9,
         ("fact", "I moved from Berlin to Hamburg"): 0.8,
@@ -140,8 +140,8 @@ def test_the_block_stays_within_the_budget_and_five_percent_of_usable(database_u
         cid = _conversation(memory)
         for i in range(40):
             rule = f"invoice rule {i}: tax total line {i} rounds at step {i}"
-            memory.add_journal_entry(cid, rule, tags=["fact"])
-        memory.consolidate(cid)
+            memory.journal.add(cid, rule, tags=["fact"])
+        memory.memories.consolidate(cid)
         view = memory.context(cid)
         assert 0 < len(view.memories) < 40
         assert view.budget.effective(view.memory_tokens) <= 120
@@ -158,10 +158,10 @@ def test_memories_of_another_agent_or_tenant_never_appear(memory: Memory) -> Non
     mine = _conversation(memory)
     other_agent = _conversation(memory, agent="a2")
     other_tenant = _conversation(memory, tenant="t2")
-    memory.add_journal_entry(other_agent, "The invoice tax total of agent two rounds up", tags=["fact"])
-    memory.add_journal_entry(other_tenant, "The invoice tax total of tenant two rounds down", tags=["fact"])
-    memory.consolidate(other_agent)
-    memory.consolidate(other_tenant)
+    memory.journal.add(other_agent, "The invoice tax total of agent two rounds up", tags=["fact"])
+    memory.journal.add(other_tenant, "The invoice tax total of tenant two rounds down", tags=["fact"])
+    memory.memories.consolidate(other_agent)
+    memory.memories.consolidate(other_tenant)
     assert memory.context(mine).memories == []
     assert OPEN_TAG not in str(memory.context(mine, fmt="openai").messages)
     assert [m["content"] for m in memory.context(other_agent).memories] == [

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from sleepcompact import ContextOverflow, ConversationNotFound, Memory, Settings, Thresholds
+from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.validation import anthropic_problems
-from sleepcompact.services.conversations import utcnow
+from sleepcompact.services.clock import utcnow
 from sleepcompact.store.conversation_reader import ConversationReader
 from sleepcompact.store.engine import is_sqlite
-from sleepcompact.synthetic import coding_agent
 from tests.support.fake_anthropic import FakeAnthropic, Scripted
 from tests.support.queues import RecordingQueue
 
@@ -101,20 +101,20 @@ def test_between_soft_and_hard_the_guard_asks_for_sleep_once_per_interval(
     cid = _between(guard_memory)
     ctx = guard_memory.prepare_context(cid)
     assert ctx.action == "sleep_requested"
-    assert guard_memory.history(cid) == []  # the request does not wait for anything
-    assert guard_memory.conversation(cid).sleep_requested_at is not None
+    assert guard_memory.compactions.history(cid) == []  # the request does not wait for anything
+    assert guard_memory.admin.conversation(cid).sleep_requested_at is not None
     (sent,) = queue.urgent  # on the emergency queue
     assert sent[0] == cid and sent[1].startswith("request-")
-    assert [t["status"] for t in guard_memory.ticks(cid)] == ["queued"]
+    assert [t.status for t in guard_memory.sleep.ticks(cid)] == ["queued"]
     # Debounced: the next calls within the interval record and enqueue nothing more.
     for _ in range(3):
         assert guard_memory.prepare_context(cid).action == "sleep_requested"
     assert len(queue.sent) == 1
     # The idle sweep sees the request but the tick is already queued under the same key.
-    assert guard_memory.sweep_idle(queue=queue)["enqueued"] == 0
+    assert guard_memory.sleep.sweep_idle(queue=queue).enqueued == 0
     # The worker runs it; the request is answered.
-    guard_memory.run_tick(*sent)
-    assert guard_memory.conversation(cid).sleep_requested_at is None
+    guard_memory.sleep.run_tick(*sent)
+    assert guard_memory.admin.conversation(cid).sleep_requested_at is None
 
 
 def test_the_sleep_request_interval_is_configurable(database_url: str, queue: RecordingQueue) -> None:
@@ -135,10 +135,10 @@ def test_above_hard_the_guard_compacts_now_and_the_call_fits(guard_memory: Memor
     assert ctx.action == "emergency_compacted" and ctx.compaction_id
     assert ctx.tokens <= ctx.usable
     assert anthropic_problems(ctx.messages) == []
-    (record,) = guard_memory.history(cid)
-    assert record["id"] == ctx.compaction_id and record["trigger"] == "emergency"
+    (record,) = guard_memory.compactions.history(cid)
+    assert record.id == ctx.compaction_id and record.trigger == "emergency"
     # Nothing lost: every original is still exported.
-    assert len(guard_memory.export(cid)["appended"]) == len(coding_agent(seed=0).messages)
+    assert len(guard_memory.export(cid).appended) == len(coding_agent(seed=0).messages)
     # Now under soft: the next call is a read.
     assert guard_memory.prepare_context(cid, system=SYSTEM, tools=TOOLS).action == "none"
 
@@ -171,8 +171,8 @@ def test_with_the_llm_hanging_the_guard_falls_back_within_its_deadline(
     assert ctx.action == "fallback_compacted" and ctx.tokens <= ctx.usable
     # Bounded by the deadline, not by the 30 s hang (the margin covers loading and applying).
     assert elapsed < 1.0 + 10
-    (record,) = mem.history(cid)
-    assert record["summarizer_provider"] == "offline" and "deadline" in (record["error"] or "")
+    (record,) = mem.compactions.history(cid)
+    assert record.summarizer_provider == "offline" and "deadline" in (record.error or "")
     assert anthropic_problems(ctx.messages) == []
     mem.close()
 
@@ -192,7 +192,7 @@ def test_with_the_llm_up_the_guard_uses_its_summary(sqlite_url: str, fake_anthro
     cid = _needs_summary(mem)
     ctx = mem.prepare_context(cid, system=SYSTEM, tools=TOOLS)
     assert ctx.action == "emergency_compacted" and ctx.tokens <= ctx.usable
-    assert mem.history(cid)[0]["summarizer_provider"] == "anthropic"
+    assert mem.compactions.history(cid)[0].summarizer_provider == "anthropic"
     mem.close()
 
 
@@ -222,8 +222,8 @@ def test_auto_compaction_off_per_conversation_is_really_off(guard_memory: Memory
     ctx = guard_memory.prepare_context(fits)
     assert ctx.action == "none" and ctx.tokens > ctx.view.budget.hard
     # A sleep tick consolidates but never compacts it either.
-    assert guard_memory.run_tick(over, "night-1")["compaction"]["status"] == "auto-compaction off"
-    assert guard_memory.history(over) == []
+    assert guard_memory.sleep.run_tick(over, "night-1").compaction.status == "auto-compaction off"
+    assert guard_memory.compactions.history(over) == []
 
 
 def test_auto_compaction_off_globally(database_url: str, queue: RecordingQueue) -> None:
@@ -233,22 +233,22 @@ def test_auto_compaction_off_globally(database_url: str, queue: RecordingQueue) 
     over = _coding(mem, plan="free")
     with pytest.raises(ContextOverflow):
         mem.prepare_context(over)
-    assert mem.history(over) == []
+    assert mem.compactions.history(over) == []
     mem.close()
 
 
 def test_the_guard_reuses_a_compaction_a_worker_applies_while_it_waits(guard_memory: Memory) -> None:
     cid = _coding(guard_memory, plan="free")
-    with guard_memory.uow() as uow:  # a worker's tick holds the lease
-        assert uow.repo.acquire_lease(cid, "tick:night-1", utcnow(), 600)
+    with guard_memory.admin.uow() as uow:  # a worker's tick holds the lease
+        assert uow.ticks.acquire_lease(cid, "tick:night-1", utcnow(), 600)
         uow.commit()
     done: dict[str, Any] = {}
 
     def worker() -> None:
         time.sleep(0.5)
-        done["outcome"] = guard_memory.compact(cid, trigger="sleep")
-        with guard_memory.uow() as uow:
-            uow.repo.release_lease(cid, "tick:night-1")
+        done["outcome"] = guard_memory.compactions.compact(cid, trigger="sleep")
+        with guard_memory.admin.uow() as uow:
+            uow.ticks.release_lease(cid, "tick:night-1")
             uow.commit()
 
     thread = threading.Thread(target=worker)
@@ -256,7 +256,9 @@ def test_the_guard_reuses_a_compaction_a_worker_applies_while_it_waits(guard_mem
     ctx = guard_memory.prepare_context(cid)
     thread.join()
     assert ctx.action == "emergency_compacted" and ctx.compaction_id == done["outcome"].compaction_id
-    assert [h["status"] for h in guard_memory.history(cid)] == ["applied"]  # one compaction, paid once
+    assert [h.status for h in guard_memory.compactions.history(cid)] == [
+        "applied"
+    ]  # one compaction, paid once
     assert ctx.tokens <= ctx.usable
 
 
@@ -275,18 +277,18 @@ def test_guard_and_worker_compacting_at_once_apply_exactly_one(database_url: str
     worker_mem = Memory(Settings(database_url=database_url), summarizer=slow_worker_summary)
     cid = _coding(mem, context_window=8_000)
     result: dict[str, Any] = {}
-    worker = threading.Thread(target=lambda: result.update(tick=worker_mem.run_tick(cid, "night-1")))
+    worker = threading.Thread(target=lambda: result.update(tick=worker_mem.sleep.run_tick(cid, "night-1")))
     worker.start()
     assert started.wait(30)
     ctx = mem.prepare_context(cid)  # the lease is the tick's: the guard waits 0.2 s, then compacts itself
     release.set()
     worker.join(60)
     assert ctx.tokens <= ctx.usable
-    statuses = sorted(h["status"] for h in mem.history(cid))
+    statuses = sorted(h.status for h in mem.compactions.history(cid))
     assert statuses == ["applied", "discarded"]  # the worker's result lost the epoch race: nothing written
-    assert result["tick"]["compaction"]["status"] == "discarded"
-    assert len(mem.export(cid)["appended"]) == len(coding_agent(seed=0).messages)
-    summaries = [r for r in mem.export(cid)["messages"] if r["kind"] == "summary"]
+    assert result["tick"].compaction.status == "discarded"
+    assert len(mem.export(cid).appended) == len(coding_agent(seed=0).messages)
+    summaries = [r for r in mem.export(cid).messages if r["kind"] == "summary"]
     assert len(summaries) == 1 and "(worker)" not in summaries[0]["content"]
     worker_mem.close()
     mem.close()
@@ -314,8 +316,8 @@ def test_appends_during_an_emergency_compaction_stay_live_and_in_order(database_
     live = mem.context(cid).messages
     assert live[-1]["role"] == "user" and "Any news" in str(live[-1]["content"])
     assert "Still working on PAY597." in str(live[-2]["content"])
-    assert len(mem.export(cid)["appended"]) == len(coding_agent(seed=0).messages) + 2
-    seqs = [r["seq"] for r in mem.export(cid)["messages"]]
+    assert len(mem.export(cid).appended) == len(coding_agent(seed=0).messages) + 2
+    seqs = [r["seq"] for r in mem.export(cid).messages]
     assert seqs == sorted(seqs)
     other[0].close()
     mem.close()
@@ -332,19 +334,19 @@ def _driver_statements(mem: Memory, action: Callable[[], object], tmp_path: Path
     traced: list[Any] = []
 
     def on_checkout(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
-        if is_sqlite(mem.engine):
+        if is_sqlite(mem.admin.engine):
             dbapi_conn.set_trace_callback(statements.append)
         else:
             dbapi_conn.pgconn.trace(sink.fileno())
         traced.append(dbapi_conn)
 
-    event.listen(mem.engine, "checkout", on_checkout)
+    event.listen(mem.admin.engine, "checkout", on_checkout)
     try:
         action()
     finally:
-        event.remove(mem.engine, "checkout", on_checkout)
+        event.remove(mem.admin.engine, "checkout", on_checkout)
         for conn in traced:
-            if is_sqlite(mem.engine):
+            if is_sqlite(mem.admin.engine):
                 conn.set_trace_callback(None)
             else:
                 conn.pgconn.untrace()
@@ -365,9 +367,9 @@ def test_check_is_one_statement_on_one_connection(guard_memory: Memory, tmp_path
     assert len(statements) == 1, statements
     assert "FROM conversation" in statements[0] and "WHERE conversation.id" in statements[0]
     # The connection went back to the pool as transactional as every session expects it.
-    with guard_memory.engine.connect() as conn:
+    with guard_memory.admin.engine.connect() as conn:
         assert conn.connection.driver_connection is not None
-        if not is_sqlite(guard_memory.engine):
+        if not is_sqlite(guard_memory.admin.engine):
             assert conn.connection.driver_connection.autocommit is False
 
 
@@ -383,9 +385,9 @@ def test_check_reads_exactly_what_the_repository_maps(guard_memory: Memory) -> N
     guard_memory.append(cid, {"role": "user", "content": "hello"})
     between = _between(guard_memory)
     assert guard_memory.prepare_context(between).action == "sleep_requested"
-    reader = ConversationReader(guard_memory.engine)
+    reader = ConversationReader(guard_memory.admin.engine)
     for conversation in (cid, between):
-        assert reader.read(conversation) == guard_memory.conversation(conversation)
+        assert reader.read(conversation) == guard_memory.admin.conversation(conversation)
     assert reader.read(between).sleep_requested_at is not None  # type: ignore[union-attr]
     assert reader.read("conv_missing") is None
     decision = guard_memory.check(cid)
@@ -394,18 +396,18 @@ def test_check_reads_exactly_what_the_repository_maps(guard_memory: Memory) -> N
 
 def test_stale_sleep_requests_are_renewed_after_the_interval(guard_memory: Memory) -> None:
     cid = _between(guard_memory)
-    with guard_memory.uow() as uow:
-        uow.repo.request_sleep(cid, utcnow() - timedelta(hours=1))
+    with guard_memory.admin.uow() as uow:
+        uow.ticks.request_sleep(cid, utcnow() - timedelta(hours=1))
         uow.commit()
     guard_memory.prepare_context(cid)
-    assert guard_memory.conversation(cid).sleep_requested_at > utcnow() - timedelta(minutes=1)  # type: ignore[operator]
+    assert guard_memory.admin.conversation(cid).sleep_requested_at > utcnow() - timedelta(minutes=1)  # type: ignore[operator]
 
 
 def test_below_soft_the_guard_never_waits_for_a_writer(sqlite_url: str) -> None:
     # SQLite: a long write transaction elsewhere (a worker applying a compaction) must not block reads.
     mem = Memory(Settings(database_url=sqlite_url), queue=RecordingQueue())
     cid = _coding(mem)
-    writer = mem.engine.connect()
+    writer = mem.admin.engine.connect()
     held = writer.begin()  # BEGIN IMMEDIATE (the engine's rule for writers): the write lock is taken
     try:
         started = time.monotonic()

@@ -57,7 +57,7 @@ def test_the_guard_always_returns_a_fitting_valid_call_or_a_justified_overflow(
     try:
         cid = mem.create_conversation("claude-sonnet-4-5", context_window=window)
         mem.append_many(cid, messages)
-        before = len(mem.export(cid)["appended"])
+        before = len(mem.export(cid).appended)
         try:
             ctx = mem.prepare_context(cid, system=system)
         except ContextOverflow as err:
@@ -67,6 +67,6 @@ def test_the_guard_always_returns_a_fitting_valid_call_or_a_justified_overflow(
         event(ctx.action)
         assert ctx.tokens <= ctx.usable
         assert anthropic_problems(ctx.messages) == []
-        assert len(mem.export(cid)["appended"]) == before  # nothing lost, whatever ran
+        assert len(mem.export(cid).appended) == before  # nothing lost, whatever ran
     finally:
         mem.close()

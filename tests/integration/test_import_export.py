@@ -29,9 +29,9 @@ def test_every_swe_agent_trajectory_round_trips(memory: Memory) -> None:
         expected = parse_import(path.read_bytes(), source=str(path))[0]
         (cid,) = memory.import_(path)
         exported = memory.export(cid)
-        assert exported["appended"] == expected.messages, path.name
-        conv = memory.conversation(cid)
-        assert conv.live_tokens == sum(r["live_tokens"] for r in exported["messages"])
+        assert list(exported.appended) == expected.messages, path.name
+        conv = memory.admin.conversation(cid)
+        assert conv.live_tokens == sum(r["live_tokens"] for r in exported.messages)
         view = memory.context(cid)
         assert anthropic_problems(view.messages) == [], path.name
 
@@ -42,10 +42,10 @@ def test_every_mini_swe_agent_record_round_trips(memory: Memory) -> None:
     lines = [json.loads(line) for line in MINI.read_text().splitlines() if line.strip()]
     for cid, record in zip(ids, lines, strict=True):
         exported = memory.export(cid)
-        assert [(m["role"], m["content"]) for m in exported["appended"]] == [
+        assert [(m["role"], m["content"]) for m in exported.appended] == [
             (m["role"], m["content"]) for m in record["messages"]
         ]
-        conv = memory.conversation(cid)
+        conv = memory.admin.conversation(cid)
         assert conv.metadata["instance_id"] == record["instance_id"]
         assert conv.metadata["submission"] == record["submission"]
         assert conv.model == record["model"]
@@ -55,27 +55,27 @@ def test_an_export_imports_back_into_an_identical_history(memory: Memory) -> Non
     source = next(p for p in TRAJS if p.name.startswith("function_calling_simple"))
     (cid,) = memory.import_(source, model="claude-sonnet-4-5")
     exported = memory.export(cid)
-    (copy,) = memory.import_(exported)
+    (copy,) = memory.import_(exported.to_dict())
     again = memory.export(copy)
-    assert again["appended"] == exported["appended"]
+    assert again.appended == exported.appended
     strip = ("created_at",)
-    assert [{k: v for k, v in r.items() if k not in strip} for r in again["messages"]] == [
-        {k: v for k, v in r.items() if k not in strip} for r in exported["messages"]
+    assert [{k: v for k, v in r.items() if k not in strip} for r in again.messages] == [
+        {k: v for k, v in r.items() if k not in strip} for r in exported.messages
     ]
 
 
 def test_import_options_set_the_budget(memory: Memory) -> None:
     (cid,) = memory.import_(MINI, record=2, model="claude-haiku-4-5", context_window=32_000, tenant_id="t9")
     stats = memory.stats(cid)
-    assert stats["context_window"] == 32_000
-    assert stats["usable"] == 32_000 - 8_000
-    assert stats["tenant_id"] == "t9"
-    assert stats["model"] == "claude-haiku-4-5"
+    assert stats.context_window == 32_000
+    assert stats.usable == 32_000 - 8_000
+    assert stats.tenant_id == "t9"
+    assert stats.model == "claude-haiku-4-5"
 
 
 def test_a_plan_caps_the_imported_window(memory: Memory) -> None:
     (cid,) = memory.import_(TRAJS[0], plan="free")
-    assert memory.stats(cid)["context_window"] == 16_000
+    assert memory.stats(cid).context_window == 16_000
 
 
 def test_broken_jsonl_names_the_line_and_writes_nothing(memory: Memory, db_snapshot: Snap) -> None:
@@ -114,4 +114,4 @@ def test_importing_into_an_existing_conversation_appends(memory: Memory) -> None
     memory.append(cid, {"role": "user", "content": "first"})
     (same,) = memory.import_([{"role": "assistant", "content": "second"}], conversation_id="shared-1")
     assert same == cid
-    assert [m["content"] for m in memory.export(cid)["appended"]] == ["first", "second"]
+    assert [m["content"] for m in memory.export(cid).appended] == ["first", "second"]

@@ -76,9 +76,9 @@ def test_live_tokens_equals_sum_over_live_rows(memory: Memory, script: list[tupl
                 calls.append(f"t{n}")
         except SleepcompactError:
             pass
-    conv = memory.conversation(cid)
-    rows = memory.export(cid)["messages"]
+    conv = memory.admin.conversation(cid)
+    rows = memory.export(cid).messages
     assert conv.live_tokens == sum(r["live_tokens"] for r in rows if r["state"] != "archived")
     assert conv.live_messages == sum(1 for r in rows if r["state"] != "archived")
-    assert len(memory.export(cid)["appended"]) == accepted
+    assert len(memory.export(cid).appended) == accepted
     assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))

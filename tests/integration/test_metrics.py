@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sleepcompact import Memory, Settings, telemetry
 from sleepcompact.adapters.metrics import Metrics, start_metrics_server
-from sleepcompact.synthetic import coding_agent
+from sleepcompact.demo.synthetic import coding_agent
 from tests.support.fake_anthropic import FakeAnthropic, Scripted
 from tests.support.processes import Process, children_of, wait_for
 from tests.support.queues import RecordingQueue
@@ -50,20 +50,20 @@ def test_compactions_guard_calls_and_ticks_are_counted(sqlite_url: str, metrics:
     value = metrics.registry.get_sample_value
     mem = Memory(Settings(database_url=sqlite_url), auto_migrate=True, queue=RecordingQueue())
     try:
-        applied = mem.compact(_coding(mem))
+        applied = mem.compactions.compact(_coding(mem))
         stalled = mem.create_conversation("claude-sonnet-4-5", context_window=4_096)
         mem.append(stalled, {"role": "system", "content": "rule " * 2_000})
         mem.append(stalled, {"role": "user", "content": "hello"})
-        mem.compact(stalled, trigger="sleep")
-        mem.compact(stalled, trigger="sleep")  # backoff
-        mem.compact(_coding(mem), dry_run=True)  # not counted: nothing happened
+        mem.compactions.compact(stalled, trigger="sleep")
+        mem.compactions.compact(stalled, trigger="sleep")  # backoff
+        mem.compactions.compact(_coding(mem), dry_run=True)  # not counted: nothing happened
         emergency = _coding(mem)
         mem.prepare_context(emergency)
         mem.prepare_context(emergency)  # now under soft: a plain read
         ticked = _coding(mem)
-        mem.tick_now([ticked], "night-1", queue=RecordingQueue())
-        mem.run_tick(ticked, "night-1")
-        mem.run_tick(ticked, "night-1")  # already done
+        mem.sleep.tick_now([ticked], "night-1", queue=RecordingQueue())
+        mem.sleep.run_tick(ticked, "night-1")
+        mem.sleep.run_tick(ticked, "night-1")  # already done
     finally:
         mem.close()
     assert value("sleepcompact_compactions_total", {"trigger": "manual", "outcome": "applied"}) == 1
@@ -103,7 +103,7 @@ def test_llm_latency_tokens_and_cost_are_counted_per_model(
     )
     mem = Memory(settings, auto_migrate=True, queue=RecordingQueue())
     try:
-        assert mem.compact(_coding(mem)).status == "applied"
+        assert mem.compactions.compact(_coding(mem)).status == "applied"
     finally:
         mem.close()
     model = {"model": "claude-haiku-4-5"}
@@ -171,7 +171,7 @@ def test_a_prefork_worker_serves_its_childrens_metrics(tmp_path: Path) -> None:
     applied: Sample = ("sleepcompact_compactions_total", (("outcome", "applied"), ("trigger", "sleep")))
     lag: Sample = ("sleepcompact_queue_lag_seconds_count", ())
     try:
-        mem.tick_now([cid], "night-metrics")
+        mem.sleep.tick_now([cid], "night-metrics")
         # The tick's compaction and its own line are counted in a pool child, served by the parent.
         samples = _wait_for_samples(port, [applied, lag], log)
         (line,) = [json.loads(x) for x in worker.output().splitlines() if '"metrics_server"' in x]
@@ -179,7 +179,7 @@ def test_a_prefork_worker_serves_its_childrens_metrics(tmp_path: Path) -> None:
         assert writers & set(children_of(worker.pid)), (writers, worker.pid)  # a child counted it
     finally:
         code = worker.stop()
-    assert [t["status"] for t in mem.ticks(cid)] == ["done"]
+    assert [t.status for t in mem.sleep.ticks(cid)] == ["done"]
     mem.close()
     assert samples[applied] == 1.0
     assert samples[lag] == 1.0

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sleepcompact import Memory, Settings
-from sleepcompact.synthetic import coding_agent
+from sleepcompact.demo.synthetic import coding_agent
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.processes import Process, wait_for
 
@@ -39,11 +39,11 @@ def test_a_nightly_tick_goes_through_a_batch_and_the_poll_applies_it(
     fake_anthropic.polls_until_ended = 1
     mem = Memory(_settings(tmp_path, fake_anthropic, nightly_batches=True), auto_migrate=True)
     cid = _over_soft(mem)
-    tick = mem.run_tick(cid, "night-1")
+    tick = mem.sleep.run_tick(cid, "night-1")
     # The tick consolidated, then handed its summary to a batch: no direct Messages call, nothing applied.
-    assert tick["compaction"]["status"] == "batched" and tick["compaction"]["batch_id"]
+    assert tick.compaction.status == "batched" and tick.compaction.batch_id
     assert fake_anthropic.message_requests() == []
-    assert [h["status"] for h in mem.history(cid)] == ["running"]
+    assert [h.status for h in mem.compactions.history(cid)] == ["running"]
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("SLEEPCOMPACT_", "ANTHROPIC_"))},
         "SLEEPCOMPACT_DATABASE_URL": mem.settings.database_url,
@@ -57,20 +57,20 @@ def test_a_nightly_tick_goes_through_a_batch_and_the_poll_applies_it(
     worker = Process.module("worker", env=env, log=tmp_path / "worker.log", cwd=tmp_path)
     try:
         # What beat sends every SLEEPCOMPACT_BATCH_POLL_SECONDS when nightly batches are on.
-        mem.queue.send("sleepcompact.poll_batches")  # the batch is still running: nothing applied
-        mem.queue.send("sleepcompact.poll_batches")  # ended now: applied with the epoch check
+        mem.admin.producer.send("sleepcompact.poll_batches")  # the batch is still running: nothing applied
+        mem.admin.producer.send("sleepcompact.poll_batches")  # ended now: applied with the epoch check
         applied = wait_for(
-            lambda: [h for h in mem.history(cid) if h["status"] == "applied"],
+            lambda: [h for h in mem.compactions.history(cid) if h.status == "applied"],
             timeout=TIMEOUT,
             what="the batch result applied by the worker",
             log=worker.log,
         )
     finally:
         worker.stop()
-    assert applied[0]["llm_batch"] is True and applied[0]["trigger"] == "sleep"
+    assert applied[0].llm_batch is True and applied[0].trigger == "sleep"
     assert fake_anthropic.message_requests() == []  # half price: no direct call was needed
     stats = mem.stats(cid)
-    assert stats["tokens"] <= stats["soft"]
+    assert stats.tokens <= stats.soft
     mem.close()
 
 

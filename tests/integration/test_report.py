@@ -21,19 +21,19 @@ from typing import Any
 import pytest
 
 from sleepcompact import Memory
+from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.budget import Thresholds, make_budget
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.records import CompactionRecord
-from sleepcompact.domain.report_html import CompactionMark, Point, Report, render_html, render_svg
-from sleepcompact.services.report import build_report, build_series, place
-from sleepcompact.synthetic import coding_agent
+from sleepcompact.report import render_html, render_svg
+from sleepcompact.services.report import CompactionMark, Point, Report, build_report, build_series, place
 
 INJECTION = "<script>alert(1)</script>"
 Snap = Callable[[Memory], dict[str, list[tuple[Any, ...]]]]
 
 
 def _last_seq(memory: Memory, cid: str) -> int:
-    return max(m["seq"] for m in memory.export(cid)["messages"])
+    return max(m["seq"] for m in memory.export(cid).messages)
 
 
 def _life(memory: Memory) -> tuple[str, list[str], dict[str, int]]:
@@ -53,39 +53,39 @@ def _life(memory: Memory) -> tuple[str, list[str], dict[str, int]]:
     for chunk in ([*opening, *msgs[:a]], msgs[a:b], msgs[b:]):
         memory.append_many(cid, chunk)
         last = _last_seq(memory, cid)
-        outcome = memory.compact(cid)
+        outcome = memory.compactions.compact(cid)
         assert outcome.status == "applied", outcome.reason
         assert outcome.compaction_id is not None
         ids.append(outcome.compaction_id)
         before[outcome.compaction_id] = last
-    assert memory.restore(ids[-1]) == [ids[-1]]
+    assert list(memory.compactions.restore(ids[-1])) == [ids[-1]]
     return cid, ids, before
 
 
 def test_series_drops_at_each_applied_compaction_and_ends_at_live_tokens(memory: Memory) -> None:
     cid, ids, last_seq_before = _life(memory)
-    report = build_report(memory.read_uow(), cid, memory.thresholds)
+    report = build_report(memory._deps, cid)
     stats = memory.stats(cid)
-    history = {h["id"]: h for h in memory.history(cid)}
+    history = {h.id: h for h in memory.compactions.history(cid)}
 
     # the thresholds are the conversation's own, exactly as stats computes them
     figures = ("usable", "soft", "hard", "target", "safety_factor", "context_window")
-    assert {k: getattr(report, k) for k in figures} == {k: stats[k] for k in figures}
-    assert report.tokens == stats["tokens"]
+    assert {k: getattr(report, k) for k in figures} == {k: getattr(stats, k) for k in figures}
+    assert report.tokens == stats.tokens
 
     # one marker per compaction, oldest first, with its recorded figures
     assert [c.id for c in report.compactions] == ids
     assert [c.status for c in report.compactions] == ["applied", "applied", "reverted"]
     for mark in report.compactions:
         h = history[mark.id]
-        assert (mark.counted_before, mark.counted_after) == (h["tokens_before"], h["tokens_after"])
-        assert mark.tokens_after == math.ceil(h["tokens_after"] * stats["safety_factor"])
-        assert mark.summary == h["summary"]
+        assert (mark.counted_before, mark.counted_after) == (h.tokens_before, h.tokens_after)
+        assert mark.tokens_after == math.ceil(h.tokens_after * stats.safety_factor)
+        assert mark.summary == h.summary
 
     # placement: at the summary row when there is one, else after the last row appended before it
-    summary_rows = {m["seq"] for m in memory.export(cid)["messages"] if m["kind"] == "summary"}
+    summary_rows = {m["seq"] for m in memory.export(cid).messages if m["kind"] == "summary"}
     for mark in report.compactions:
-        if mark.status == "applied" and history[mark.id]["summary_message_id"] is not None:
+        if mark.status == "applied" and history[mark.id].summary_message_id is not None:
             assert mark.placed_by == "summary_row" and mark.seq in summary_rows
         else:
             assert mark.placed_by == "created_at" and mark.seq == last_seq_before[mark.id]
@@ -107,7 +107,7 @@ def test_series_drops_at_each_applied_compaction_and_ends_at_live_tokens(memory:
     assert all(p.seq != reverted.seq or p.counted >= reverted.counted_before for p in points)
 
     # the line ends where the conversation is now
-    assert (points[-1].counted, points[-1].tokens) == (stats["live_tokens"], stats["tokens"])
+    assert (points[-1].counted, points[-1].tokens) == (stats.live_tokens, stats.tokens)
 
     # --json carries the same
     data = report.to_dict()
@@ -116,7 +116,7 @@ def test_series_drops_at_each_applied_compaction_and_ends_at_live_tokens(memory:
 
 def test_html_has_the_chart_the_table_and_escapes_what_the_agent_wrote(memory: Memory) -> None:
     cid, ids, _ = _life(memory)
-    report = build_report(memory.read_uow(), cid, memory.thresholds)
+    report = build_report(memory._deps, cid)
     # the injection reached a summary, so the page really has to escape it
     assert any(INJECTION in (c.summary or "") for c in report.compactions)
 
@@ -278,12 +278,12 @@ def test_rows_appended_while_a_summary_was_written_stay_counted() -> None:
 
 def test_empty_conversation_and_unknown_conversation(memory: Memory, db_snapshot: Snap) -> None:
     cid = memory.create_conversation("claude-sonnet-4-5", context_window=8_000)
-    report = build_report(memory.read_uow(), cid, memory.thresholds)
+    report = build_report(memory._deps, cid)
     assert report.points == (Point(0, 0, 0),) and report.compactions == ()
     assert "No compactions yet." in render_html(report)
     ET.fromstring(render_svg(report))
 
     before = db_snapshot(memory)
     with pytest.raises(ConversationNotFound):
-        build_report(memory.read_uow(), "conv_missing", memory.thresholds)
+        build_report(memory._deps, "conv_missing")
     assert db_snapshot(memory) == before

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sleepcompact import ConversationNotFound, EmptyContent, InvalidSetting, Memory
-from sleepcompact.synthetic import coding_agent, personal_assistant
+from sleepcompact.demo.synthetic import coding_agent, personal_assistant
 
 Snap = Callable[[Memory], dict[str, list[tuple[Any, ...]]]]
 
@@ -31,20 +31,20 @@ def test_bad_journal_entries_are_refused_and_write_nothing(
     cid = _assistant(memory)
     before = db_snapshot(memory)
     with pytest.raises(error, match=says):
-        memory.add_journal_entry(cid, **kwargs)
+        memory.journal.add(cid, **kwargs)
     with pytest.raises(ConversationNotFound):
-        memory.add_journal_entry("conv_missing", "a fact")
+        memory.journal.add("conv_missing", "a fact")
     assert db_snapshot(memory) == before
 
 
 def test_entries_are_scored_by_source_and_tags(memory: Memory) -> None:
     cid = _assistant(memory)
-    memory.add_journal_entry(cid, "Alice prefers metric units", source_type="direct", tags=["preference"])
-    memory.add_journal_entry(cid, "the weather API returned 503 once", source_type="environmental")
-    strong, weak = memory.journal_entries(cid)
-    assert (strong["importance"], strong["source_trust"]) == (9, 0.9)
-    assert (weak["importance"], weak["source_trust"]) == (4, 0.3)
-    assert strong["status"] == weak["status"] == "pending"
+    memory.journal.add(cid, "Alice prefers metric units", source_type="direct", tags=["preference"])
+    memory.journal.add(cid, "the weather API returned 503 once", source_type="environmental")
+    strong, weak = memory.journal.entries(cid)
+    assert (strong.importance, strong.source_trust) == (9, 0.9)
+    assert (weak.importance, weak.source_trust) == (4, 0.3)
+    assert strong.status == weak.status == "pending"
 
 
 def test_consolidation_promotes_merges_and_supersedes(memory: Memory) -> None:
@@ -53,78 +53,76 @@ def test_consolidation_promotes_merges_and_supersedes(memory: Memory) -> None:
     (old, new), *_ = conv.contradicted
     facts = [f for f in conv.facts if f != new]
     for fact in facts:
-        memory.add_journal_entry(cid, fact, tags=["fact"])
-    first = memory.consolidate(cid)
-    assert first["created"] >= 3
-    remembered = [m["content"] for m in memory.memories(cid)]
+        memory.journal.add(cid, fact, tags=["fact"])
+    first = memory.memories.consolidate(cid)
+    assert first.created >= 3
+    remembered = [m.content for m in memory.memories.list(cid)]
     assert any(old in m or m in old for m in remembered)
     # The same fact again raises confidence instead of adding a memory.
-    target = next(m for m in memory.memories(cid) if m["content"] in old or old in m["content"])
-    memory.add_journal_entry(cid, old, tags=["fact"])
-    again = memory.consolidate(cid)
-    assert again["merged"] == 1 and again["created"] == 0
-    assert (
-        next(m for m in memory.memories(cid) if m["id"] == target["id"])["confidence"] > target["confidence"]
-    )
+    target = next(m for m in memory.memories.list(cid) if m.content in old or old in m.content)
+    memory.journal.add(cid, old, tags=["fact"])
+    again = memory.memories.consolidate(cid)
+    assert again.merged == 1 and again.created == 0
+    assert next(m for m in memory.memories.list(cid) if m.id == target.id).confidence > target.confidence
     # The contradiction supersedes: the old memory is invalidated but kept, and the change is recorded.
-    memory.add_journal_entry(cid, new, tags=["fact"])
-    third = memory.consolidate(cid)
-    assert third["superseded"] == 1
-    everything = memory.memories(cid, include_invalid=True)
-    invalid = [m for m in everything if m["invalidated_at"]]
-    assert [m["id"] for m in invalid] == [target["id"]]
-    assert invalid[0]["superseded_by"] is not None
-    assert any(m["kind"] == "contradiction" for m in everything)
-    assert all(m["id"] != target["id"] for m in memory.memories(cid))
+    memory.journal.add(cid, new, tags=["fact"])
+    third = memory.memories.consolidate(cid)
+    assert third.superseded == 1
+    everything = memory.memories.list(cid, include_invalid=True)
+    invalid = [m for m in everything if m.invalidated_at]
+    assert [m.id for m in invalid] == [target.id]
+    assert invalid[0].superseded_by is not None
+    assert any(m.kind == "contradiction" for m in everything)
+    assert all(m.id != target.id for m in memory.memories.list(cid))
     # Nothing pending is left, so consolidating again changes nothing.
-    assert memory.consolidate(cid)["entries"] == 0
+    assert memory.memories.consolidate(cid).entries == 0
 
 
 def test_entries_below_the_importance_floor_stay_in_the_journal(memory: Memory) -> None:
     cid = _assistant(memory)
-    memory.add_journal_entry(cid, "the office printer hummed", source_type="environmental")
-    result = memory.consolidate(cid)
-    assert result["created"] == 0 and result["below_floor"] == 1
-    (entry,) = memory.journal_entries(cid)
-    assert entry["status"] == "pruned"
-    assert memory.memories(cid) == []
+    memory.journal.add(cid, "the office printer hummed", source_type="environmental")
+    result = memory.memories.consolidate(cid)
+    assert result.created == 0 and result.below_floor == 1
+    (entry,) = memory.journal.entries(cid)
+    assert entry.status == "pruned"
+    assert memory.memories.list(cid) == []
 
 
 def test_memories_are_per_tenant_and_agent(memory: Memory) -> None:
     mine = memory.create_conversation("claude-sonnet-4-5", tenant_id="t1", agent_id="a")
     theirs = memory.create_conversation("claude-sonnet-4-5", tenant_id="t2", agent_id="a")
-    memory.add_journal_entry(mine, "the launch code word is PELICAN-42", tags=["fact"])
-    memory.consolidate(mine)
-    memory.consolidate(theirs)
-    assert memory.search_memories(mine, "pelican")
-    assert memory.search_memories(theirs, "pelican") == []
-    assert memory.memories(theirs) == []
+    memory.journal.add(mine, "the launch code word is PELICAN-42", tags=["fact"])
+    memory.memories.consolidate(mine)
+    memory.memories.consolidate(theirs)
+    assert memory.memories.search(mine, "pelican")
+    assert memory.memories.search(theirs, "pelican") == []
+    assert memory.memories.list(theirs) == []
 
 
 def test_a_sleep_tick_consolidates_then_compacts(memory: Memory) -> None:
     conv = coding_agent(seed=0)
     cid = memory.create_conversation("claude-sonnet-4-5", context_window=16_000)
     memory.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
-    memory.add_journal_entry(cid, "the user prefers type hints everywhere", tags=["preference"])
-    result = memory.sleep_tick(cid, "night-2026-11-22")
-    assert result["consolidation"]["created"] == 1
-    assert result["compaction"]["status"] == "applied"
-    assert result["trigger"] == "soft threshold"
+    memory.journal.add(cid, "the user prefers type hints everywhere", tags=["preference"])
+    result = memory.sleep.tick(cid, "night-2026-11-22")
+    assert result.consolidation.created == 1
+    assert result.compaction.status == "applied"
+    assert result.trigger == "soft threshold"
     stats = memory.stats(cid)
-    assert stats["tokens"] <= stats["target"]
-    assert memory.conversation(cid).last_sleep_at is not None
-    assert memory.history(cid)[0]["trigger"] == "sleep"
+    assert stats.tokens <= stats.target
+    assert memory.admin.conversation(cid).last_sleep_at is not None
+    assert memory.compactions.history(cid)[0].trigger == "sleep"
 
 
 def test_the_same_tick_run_five_times_changes_the_database_once(memory: Memory, db_snapshot: Snap) -> None:
     conv = coding_agent(seed=1)
     cid = memory.create_conversation("claude-sonnet-4-5", context_window=16_000)
     memory.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
-    memory.add_journal_entry(cid, "the deadline is Friday 18:00 UTC", tags=["deadline"])
-    memory.sleep_tick(cid, "night-2026-11-22")
+    memory.journal.add(cid, "the deadline is Friday 18:00 UTC", tags=["deadline"])
+    memory.sleep.tick(cid, "night-2026-11-22")
     once = db_snapshot(memory)
     for _ in range(4):
-        assert memory.sleep_tick(cid, "night-2026-11-22")["already_done"] is True
+        assert memory.sleep.tick(cid, "night-2026-11-22").already_done is True
     assert db_snapshot(memory) == once
 
 
@@ -133,7 +131,7 @@ def test_the_entry_count_trigger_compacts_a_long_but_small_conversation(memory: 
     for i in range(60):
         memory.append(cid, {"role": "user", "content": f"ping {i}"})
         memory.append(cid, {"role": "assistant", "content": f"pong {i}"})
-    result = memory.sleep_tick(cid, "idle-1")
-    assert result["trigger"] == "entry count"
-    assert result["compaction"]["status"] == "applied"
-    assert memory.conversation(cid).live_messages < 100
+    result = memory.sleep.tick(cid, "idle-1")
+    assert result.trigger == "entry count"
+    assert result.compaction.status == "applied"
+    assert memory.admin.conversation(cid).live_messages < 100

@@ -39,6 +39,7 @@ from sleepcompact import ConversationBusy, Memory, Settings
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.records import COMPACTION_STATUSES, MESSAGE_STATES
 from sleepcompact.domain.validation import anthropic_problems
+from sleepcompact.services.history import CompactionInfo
 from sleepcompact.services.sleep import lease_owner
 from tests.support.faults import HookedSummarizer, InjectedCrash, StatementCrasher
 from tests.support.hypothesis_stats import reported_statistics
@@ -90,7 +91,7 @@ class World:
         self.mem = Memory(Settings(database_url=database_url), auto_migrate=True, summarizer=self.summarizer)
         # Another process on the same database (a worker, the guard): its own engine and pool.
         self.racer = Memory(Settings(database_url=database_url), auto_migrate=False)
-        self.crasher = StatementCrasher(self.mem.engine)
+        self.crasher = StatementCrasher(self.mem.admin.engine)
 
     def close(self) -> None:
         self.crasher.remove()
@@ -120,32 +121,32 @@ class ReliabilityMachine(RuleBasedStateMachine):
         return appended.seqs[0]
 
     def _rows(self) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self.mem.export(self.cid)["messages"]
+        rows: list[dict[str, Any]] = list(self.mem.export(self.cid).messages)
         return rows
 
-    def _history(self) -> list[dict[str, Any]]:
-        return self.mem.history(self.cid)
+    def _history(self) -> list[CompactionInfo]:
+        return self.mem.compactions.history(self.cid)
 
     def _state(self) -> dict[str, Any]:
         """The conversation's row, rows and compaction records (one read)."""
-        exported = self.mem.export(self.cid)
+        exported = self.mem.export(self.cid).to_dict()
         return {key: _dumps(exported[key]) for key in ("conversation", "appended", "messages", "compactions")}
 
     def _durable(self) -> dict[str, Any]:
         """Everything the database holds about this conversation and its agent."""
         return {
             **self._state(),
-            "history": _dumps(self._history()),
-            "journal": _dumps(self.mem.journal_entries(self.cid)),
-            "memories": _dumps(self.mem.memories(self.cid, include_invalid=True)),
-            "ticks": _dumps(self.mem.ticks(self.cid)),
+            "history": _dumps([h.to_dict() for h in self._history()]),
+            "journal": _dumps([e.to_dict() for e in self.mem.journal.entries(self.cid)]),
+            "memories": _dumps([m.to_dict() for m in self.mem.memories.list(self.cid, include_invalid=True)]),
+            "ticks": _dumps([t.to_dict() for t in self.mem.sleep.ticks(self.cid)]),
         }
 
     def _track(self, rows_before: list[dict[str, Any]]) -> None:
         """Remember, for each compaction that applied since, the rows as they were just before it."""
         for h in self._history():
-            if h["status"] == "applied" and h["id"] not in self.before_apply:
-                self.before_apply[h["id"]] = rows_before
+            if h.status == "applied" and h.id not in self.before_apply:
+                self.before_apply[h.id] = rows_before
 
     def _compacted(self, status: str, where: str) -> None:
         event(f"{where}: {status}")
@@ -213,7 +214,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
     @rule(trigger=triggers, force=st.booleans())
     def compact(self, trigger: Any, force: bool) -> None:
         rows = self._rows()
-        outcome = self.mem.compact(self.cid, trigger=trigger, force=force)
+        outcome = self.mem.compactions.compact(self.cid, trigger=trigger, force=force)
         self._compacted(outcome.status, "compact")
         assert outcome.status in COMPACTION_OK, (outcome.status, outcome.reason)
         if outcome.status == "applied":
@@ -228,7 +229,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
         crasher = self.world.crasher
         crasher.arm(n)
         try:
-            outcome = self.mem.compact(self.cid, trigger=trigger, force=force)
+            outcome = self.mem.compactions.compact(self.cid, trigger=trigger, force=force)
         except InjectedCrash:
             event("crash: compact interrupted")
             assert self._durable() == before, "a compaction that died mid-way left something behind"
@@ -252,11 +253,11 @@ class ReliabilityMachine(RuleBasedStateMachine):
         def meanwhile() -> None:
             seen["first"] = self._append({"role": "user", "content": "meanwhile: also check the README"})
             rows = self._rows()
-            applied = [h for h in self._history() if h["status"] == "applied"]
+            applied = [h for h in self._history() if h.status == "applied"]
             if other == "restore" and applied:
-                seen["restored"] = racer.restore(applied[-1]["id"])
+                seen["restored"] = racer.compactions.restore(applied[-1].id)
             else:
-                seen["racer"] = racer.compact(self.cid, trigger="manual", force=True)
+                seen["racer"] = racer.compactions.compact(self.cid, trigger="manual", force=True)
                 self._track(rows)
             seen["last"] = self._append({"role": "assistant", "content": "meanwhile: noted"})
             seen["state"] = self._durable()
@@ -264,7 +265,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
         rows_before = self._rows()
         self.world.summarizer.before = meanwhile
         try:
-            outcome = self.mem.compact(self.cid, trigger=trigger, force=True)
+            outcome = self.mem.compactions.compact(self.cid, trigger=trigger, force=True)
         finally:
             hook_ran = self.world.summarizer.before is None
             self.world.summarizer.before = None
@@ -290,12 +291,12 @@ class ReliabilityMachine(RuleBasedStateMachine):
         after = self._durable()
         for key in ("conversation", "appended", "messages", "journal", "memories", "ticks"):
             assert after[key] == seen["state"][key], f"the discarded compaction wrote {key}"
-        (record,) = [h for h in self._history() if h["id"] == outcome.compaction_id]
-        assert record["status"] == "discarded"
-        assert record["summary_message_id"] is None
+        (record,) = [h for h in self._history() if h.id == outcome.compaction_id]
+        assert record.status == "discarded"
+        assert record.summary_message_id is None
         if "racer" in seen:  # both planned from the same epoch; only the racer's CAS could succeed
-            (winner,) = [h for h in self._history() if h["id"] == seen["racer"].compaction_id]
-            assert (winner["status"], winner["snapshot_epoch"]) == ("applied", record["snapshot_epoch"])
+            (winner,) = [h for h in self._history() if h.id == seen["racer"].compaction_id]
+            assert (winner.status, winner.snapshot_epoch) == ("applied", record.snapshot_epoch)
         assert [h for h in json.loads(after["history"]) if h["id"] != outcome.compaction_id] == json.loads(
             seen["state"]["history"]
         ), "the discarded compaction changed another compaction's record"
@@ -305,19 +306,19 @@ class ReliabilityMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 50))
     def restore(self, pick: int) -> None:
         history = self._history()
-        applied = [h for h in history if h["status"] == "applied"]
+        applied = [h for h in history if h.status == "applied"]
         if not applied:
             return
         target = applied[pick % len(applied)]
-        later = [h["id"] for h in applied if h["snapshot_epoch"] > target["snapshot_epoch"]]
-        order = self.mem.restore(target["id"])
+        later = [h.id for h in applied if h.snapshot_epoch > target.snapshot_epoch]
+        order = self.mem.compactions.restore(target.id)
         event("restore: restored an applied compaction")
         if len(order) > 1:
             event("restore: later compactions undone first")
-        assert order == [*reversed(later), target["id"]]
-        statuses = {h["id"]: h["status"] for h in self._history()}
+        assert list(order) == [*reversed(later), target.id]
+        statuses = {h.id: h.status for h in self._history()}
         assert all(statuses[c] == "reverted" for c in order)
-        before = self.before_apply[target["id"]]
+        before = self.before_apply[target.id]
         last_seq = max(r["seq"] for r in before)
         rows = self._rows()
         assert _dumps([r for r in rows if r["seq"] <= last_seq]) == _dumps(before), "restore is not exact"
@@ -327,14 +328,14 @@ class ReliabilityMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 50), n=st.integers(1, 10))
     def crash_during_restore(self, pick: int, n: int) -> None:
         """A restore is one transaction too: dying half-way through it changes nothing."""
-        applied = [h for h in self._history() if h["status"] == "applied"]
+        applied = [h for h in self._history() if h.status == "applied"]
         if not applied:
             return
         before = self._durable()
         crasher = self.world.crasher
         crasher.arm(n)
         try:
-            self.mem.restore(applied[pick % len(applied)]["id"])
+            self.mem.compactions.restore(applied[pick % len(applied)].id)
         except InjectedCrash:
             event("crash: restore interrupted")
             assert self._durable() == before, "a restore that died mid-way left something behind"
@@ -353,24 +354,24 @@ class ReliabilityMachine(RuleBasedStateMachine):
         if holder is not None and holder != lease_owner(key):
             # A tick that died after its compaction still holds the lease (until it expires).
             with pytest.raises(ConversationBusy):
-                self.mem.run_tick(self.cid, key)
+                self.mem.sleep.run_tick(self.cid, key)
             event("tick: busy (the lease of a crashed tick)")
             assert self._state() == before
             return
-        result = self.mem.run_tick(self.cid, key)
+        result = self.mem.sleep.run_tick(self.cid, key)
         if key in self.done_ticks:
             event("tick: redelivered, already done")
-            assert result == {**self.done_ticks[key], "already_done": True}
+            assert result.to_dict() == {**self.done_ticks[key], "already_done": True}
             assert self._state() == before, "a redelivered tick wrote something"
             return
         if key in self.crashed_ticks:
             event("tick: redelivered after a crash, completed")
             self.crashed_ticks.discard(key)
-        assert "already_done" not in result
-        status = result["compaction"]["status"]
+        assert "already_done" not in result.to_dict()
+        status = result.compaction.status
         self._compacted(status, "tick")
         assert status in (*COMPACTION_OK, "not needed"), result
-        self.done_ticks[key] = result
+        self.done_ticks[key] = result.to_dict()
         self._track(rows)
 
     @rule(key=st.sampled_from(TICK_KEYS))
@@ -387,7 +388,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
     @rule(key=st.sampled_from(TICK_KEYS), n=st.integers(1, 40), redeliver=st.booleans())
     def crash_during_tick(self, key: str, n: int, redeliver: bool) -> None:
         """The worker dies at the N-th statement of a tick; the broker may redeliver it at once."""
-        holder = self.mem.conversation(self.cid).lease_owner
+        holder = self.mem.admin.conversation(self.cid).lease_owner
         if key in self.done_ticks or (holder is not None and holder != lease_owner(key)):
             return  # covered by sleep_tick: nothing would run
         rows = self._rows()
@@ -395,7 +396,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
         crasher = self.world.crasher
         crasher.arm(n)
         try:
-            result = self.mem.run_tick(self.cid, key)
+            result = self.mem.sleep.run_tick(self.cid, key)
         except InjectedCrash:
             crashed = True
         else:
@@ -406,8 +407,8 @@ class ReliabilityMachine(RuleBasedStateMachine):
             assert crasher.fired is None, f"the injected crash was swallowed: {crasher.fired!r}"
             event("crash: tick finished before the N-th statement")
             self.crashed_ticks.discard(key)
-            self.done_ticks[key] = result
-            self._compacted(result["compaction"]["status"], "tick")
+            self.done_ticks[key] = result.to_dict()
+            self._compacted(result.compaction.status, "tick")
             self._track(rows)
             return
         event("crash: tick interrupted")
@@ -415,7 +416,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
         self._track(rows)
         after = self._durable()
         assert after["appended"] == before["appended"]
-        assert all(t["status"] != "done" for t in self.mem.ticks(self.cid) if t["tick_key"] == key)
+        assert all(t.status != "done" for t in self.mem.sleep.ticks(self.cid) if t.tick_key == key)
         known = {h["id"] for h in json.loads(before["history"])}
         added = [h for h in json.loads(after["history"]) if h["id"] not in known]
         if after["messages"] != before["messages"]:
@@ -433,8 +434,8 @@ class ReliabilityMachine(RuleBasedStateMachine):
     def the_guarantees_hold(self) -> None:
         exported = self.mem.export(self.cid)
         # Nothing lost, nothing duplicated: the originals exactly as appended, in order.
-        assert exported["appended"] == self.appended
-        rows = exported["messages"]
+        assert list(exported.appended) == self.appended
+        rows = exported.messages
         keys = [(r["seq"], r["part"]) for r in rows]
         assert keys == sorted(set(keys))
         assert all(r["state"] in MESSAGE_STATES for r in rows)
@@ -443,8 +444,8 @@ class ReliabilityMachine(RuleBasedStateMachine):
 
         # The running totals are the sums over the live rows.
         stats = self.mem.stats(self.cid)
-        assert stats["live_tokens"] == sum(r["live_tokens"] for r in live)
-        assert stats["live_messages"] == len(live)
+        assert stats.live_tokens == sum(r["live_tokens"] for r in live)
+        assert stats.live_messages == len(live)
 
         # What the next call would get is a valid Anthropic request.
         view = self.mem.context(self.cid)
@@ -452,7 +453,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
             assert anthropic_problems(view.messages) == [], _dumps(view.messages)[:3000]
 
         # Compaction records: known statuses; every apply moved the epoch on, so no two share one.
-        history = exported["compactions"]
+        history = exported.compactions
         assert all(h["status"] in COMPACTION_STATUSES for h in history), [h["status"] for h in history]
         applied = [h["snapshot_epoch"] for h in history if h["status"] == "applied"]
         assert len(applied) == len(set(applied)), f"two applied compactions share an epoch: {applied}"
@@ -460,7 +461,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
         assert len(ever) == len(set(ever)), f"two applies share an epoch: {ever}"
 
         # Only a tick that died holds the lease.
-        holder = exported["conversation"]["lease_owner"]
+        holder = exported.conversation["lease_owner"]
         assert holder is None or holder in {lease_owner(k) for k in self.crashed_ticks}, holder
 
 

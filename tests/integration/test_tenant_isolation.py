@@ -113,9 +113,9 @@ def _setup(mem: Memory, principals: list[Principal]) -> None:
             for i in range(3):
                 _exchange(mem, cid, p.canary, 10 * n + i)
         cid = p.conversations[0]
-        mem.add_journal_entry(cid, f"The user prefers {p.canary} for every deploy", tags=["preference"])
-        mem.add_journal_entry(cid, f"Decided to pin {p.canary} as the build id", tags=["decision"])
-        mem.add_journal_entry(
+        mem.journal.add(cid, f"The user prefers {p.canary} for every deploy", tags=["preference"])
+        mem.journal.add(cid, f"Decided to pin {p.canary} as the build id", tags=["decision"])
+        mem.journal.add(
             p.conversations[1],
             f"The staging host is {p.canary}.internal",
             source_type="observation",
@@ -130,16 +130,25 @@ def _visible(mem: Memory, cid: str, *, prepared: Any = None) -> dict[str, str]:
     out = {
         "context": json.dumps([view.system, view.messages, view.memories], ensure_ascii=False),
         "context (openai)": json.dumps(openai.messages, ensure_ascii=False),
-        "history": json.dumps(mem.history(cid), ensure_ascii=False, default=str),
-        "memories": json.dumps(mem.memories(cid, include_invalid=True), ensure_ascii=False),
-        "memory search": json.dumps(mem.search_memories(cid, "canary"), ensure_ascii=False),
+        "history": json.dumps(
+            [h.to_dict() for h in mem.compactions.history(cid)], ensure_ascii=False, default=str
+        ),
+        "memories": json.dumps(
+            [m.to_dict() for m in mem.memories.list(cid, include_invalid=True)], ensure_ascii=False
+        ),
+        "memory search": json.dumps(
+            [m.to_dict() for m in mem.memories.search(cid, "canary")], ensure_ascii=False
+        ),
         "archive search": json.dumps(
-            [mem.search_history(cid, q, limit=200) for q in ("canary", "invoice rounding", "deploy")],
+            [
+                [hit.to_dict() for hit in mem.search_history(cid, q, limit=200)]
+                for q in ("canary", "invoice rounding", "deploy")
+            ],
             ensure_ascii=False,
         ),
-        "journal": json.dumps(mem.journal_entries(cid), ensure_ascii=False),
-        "ticks": json.dumps(mem.ticks(cid), ensure_ascii=False),
-        "export": json.dumps(mem.export(cid), ensure_ascii=False, default=str),
+        "journal": json.dumps([e.to_dict() for e in mem.journal.entries(cid)], ensure_ascii=False),
+        "ticks": json.dumps([t.to_dict() for t in mem.sleep.ticks(cid)], ensure_ascii=False),
+        "export": json.dumps(mem.export(cid).to_dict(), ensure_ascii=False, default=str),
     }
     if prepared is not None:
         out["prepare_context"] = json.dumps([prepared.system, prepared.messages], ensure_ascii=False)
@@ -162,7 +171,7 @@ def _assert_isolated(mem: Memory, principals: list[Principal], prepared: dict[st
             # A search for another principal's canary finds nothing here.
             for q in others:
                 assert mem.search_history(cid, q.canary) == []
-                assert mem.search_memories(cid, q.canary) == []
+                assert mem.memories.search(cid, q.canary) == []
 
 
 def test_each_tenant_and_agent_sees_only_its_own_data(database_url: str) -> None:
@@ -173,15 +182,15 @@ def test_each_tenant_and_agent_sees_only_its_own_data(database_url: str) -> None
         _setup(mem, principals)
         everyone = [(p, cid) for p in principals for cid in p.conversations]
         for p, _ in everyone[::2]:
-            mem.consolidate(p.conversations[0])
+            mem.memories.consolidate(p.conversations[0])
         for _, cid in everyone:
-            assert mem.compact(cid).status == "applied"
+            assert mem.compactions.compact(cid).status == "applied"
         for p, cid in everyone:
             _exchange(mem, cid, p.canary, 100)
             # One key for every conversation: tick keys are per conversation, so each one runs.
-            result = mem.sleep_tick(cid, "night-2026-11-22")
-            assert "already_done" not in result
-            assert mem.sleep_tick(cid, "night-2026-11-22").get("already_done") is True
+            result = mem.sleep.tick(cid, "night-2026-11-22")
+            assert not result.already_done
+            assert mem.sleep.tick(cid, "night-2026-11-22").already_done is True
         prepared: dict[str, Any] = {}
         for p, cid in everyone:
             for i in range(4):
@@ -192,7 +201,7 @@ def test_each_tenant_and_agent_sees_only_its_own_data(database_url: str) -> None
             prepared[cid] = ctx
         # Every principal ended with memories of its own (so the checks below are not vacuous).
         for p in principals:
-            assert any(p.canary in m["content"] for m in mem.memories(p.conversations[0]))
+            assert any(p.canary in m.content for m in mem.memories.list(p.conversations[0]))
         _assert_isolated(mem, principals, prepared)
 
 
@@ -240,11 +249,11 @@ def test_requests_sent_for_a_tenant_carry_nothing_of_another(
         everyone = [(p, cid) for p in principals for cid in p.conversations]
         for p, cid in everyone:
             with traffic.on_behalf_of(p):
-                assert mem.compact(cid).status == "applied"
+                assert mem.compactions.compact(cid).status == "applied"
         for p, cid in everyone:
             _exchange(mem, cid, p.canary, 100)
             with traffic.on_behalf_of(p):
-                mem.sleep_tick(cid, "night-2026-11-22")  # rescores the agent's journal, then compacts
+                mem.sleep.tick(cid, "night-2026-11-22")  # rescores the agent's journal, then compacts
         prepared: dict[str, Any] = {}
         for p, cid in everyone:
             for i in range(4):
@@ -257,16 +266,16 @@ def test_requests_sent_for_a_tenant_carry_nothing_of_another(
             for i in range(3):
                 _exchange(mem, cid, p.canary, 300 + i)
         owner = {cid: p for p, cid in everyone}
-        report = mem.submit_batch([cid for _, cid in everyone])
+        report = mem.compactions.submit_batch([cid for _, cid in everyone])
         assert report.batch_id and len(report.submitted) == len(everyone)
-        done = mem.poll_batches()
+        done = mem.compactions.poll_batches()
         assert len(done.applied) == len(everyone), (done.applied, done.retried_directly)
         (batch,) = [
             r["body"]
             for r in fake_anthropic.requests
             if r["method"] == "POST" and r["path"].endswith("/batches")
         ]
-        conversation_of = {h["id"]: cid for cid in owner for h in mem.history(cid)}
+        conversation_of = {h.id: cid for cid in owner for h in mem.compactions.history(cid)}
         for item in batch["requests"]:
             p = owner[conversation_of[item["custom_id"]]]
             traffic.by_principal[p.name].append({"path": "batch item", "body": item["params"], "raw": ""})
@@ -289,11 +298,9 @@ def test_requests_sent_for_a_tenant_carry_nothing_of_another(
             # Every summary stored for p is the reply to a request made for p.
             mine = set().union(*(_digests(b) for b in bodies))
             for cid in p.conversations:
-                for h in mem.history(cid):
-                    if h["status"] == "applied" and h["summarizer_provider"] == "anthropic":
-                        found = set(_DIGEST.findall(h["summary"] or ""))
-                        assert found and found <= mine, (
-                            f"{p.name}'s summary {h['id']} answers another request"
-                        )
+                for h in mem.compactions.history(cid):
+                    if h.status == "applied" and h.summarizer_provider == "anthropic":
+                        found = set(_DIGEST.findall(h.summary or ""))
+                        assert found and found <= mine, f"{p.name}'s summary {h.id} answers another request"
         assert kinds == {"summary", "rescore"}, kinds
         _assert_isolated(mem, principals, prepared)

@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
 
 from sleepcompact import Memory, Settings
-from sleepcompact.services.conversations import utcnow
-from sleepcompact.synthetic import coding_agent, personal_assistant
+from sleepcompact.demo.synthetic import coding_agent, personal_assistant
+from sleepcompact.domain.schedule import TickRecord
+from sleepcompact.services.clock import utcnow
 from tests.support.fake_anthropic import FakeAnthropic, Scripted
 from tests.support.processes import Process, children_of, wait_for
 
@@ -81,7 +81,7 @@ def pipeline(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Pipelin
 
 
 def _ticks_done(mem: Memory, ids: list[str]) -> bool:
-    return all(t and all(x["status"] == "done" for x in t) for t in (mem.ticks(c) for c in ids))
+    return all(t and all(x.status == "done" for x in t) for t in (mem.sleep.ticks(c) for c in ids))
 
 
 def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipeline) -> None:
@@ -95,31 +95,32 @@ def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipe
     mem.append_many(pa_id, assistant.messages)
     for fact in assistant.facts:
         if fact != new:
-            mem.add_journal_entry(pa_id, fact, tags=["fact"])
+            mem.journal.add(pa_id, fact, tags=["fact"])
     worker = pipeline.worker()
     try:
         # The sweep that beat sends at night, run for a night after these conversations were created.
         night1 = utcnow() + timedelta(days=1, hours=1)
-        report = mem.sweep_nightly(now=night1)
-        assert report["enqueued"] == 2
+        report = mem.sleep.sweep_nightly(now=night1)
+        assert report.enqueued == 2
         # A second beat (or a redelivered sweep) the same night enqueues nothing.
-        assert mem.sweep_nightly(now=night1 + timedelta(minutes=5))["enqueued"] == 0
+        assert mem.sleep.sweep_nightly(now=night1 + timedelta(minutes=5)).enqueued == 0
         wait_for(lambda: _ticks_done(mem, [code_id, pa_id]), timeout=TIMEOUT, what="night 1", log=worker.log)
         if pipeline.settings.broker_url.startswith("redis"):
             # The container healthcheck: the running worker answers a control ping over the broker.
             ping = subprocess.run([sys.executable, "-m", "worker", "ping"], env=pipeline.env, timeout=60)
             assert ping.returncode == 0
         # The next day the user moves, an untrusted source says something odd, and the coder adds a turn.
-        mem.add_journal_entry(pa_id, new, tags=["fact"])
+        mem.journal.add(pa_id, new, tags=["fact"])
         rumour = "the weather feed says the user lives on Mars"
-        mem.add_journal_entry(pa_id, rumour, source_type="environmental")
+        mem.journal.add(pa_id, rumour, source_type="environmental")
         mem.append(code_id, {"role": "user", "content": "Also bump the version number, please."})
         # No sweep ran the next night (beat down); the one after catches both conversations up.
-        report = mem.sweep_nightly(now=utcnow() + timedelta(days=3, hours=1))
-        assert report["enqueued"] == 2
+        report = mem.sleep.sweep_nightly(now=utcnow() + timedelta(days=3, hours=1))
+        assert report.enqueued == 2
         wait_for(
             lambda: (
-                all(len(mem.ticks(c)) == 2 for c in (code_id, pa_id)) and _ticks_done(mem, [code_id, pa_id])
+                all(len(mem.sleep.ticks(c)) == 2 for c in (code_id, pa_id))
+                and _ticks_done(mem, [code_id, pa_id])
             ),
             timeout=TIMEOUT,
             what="the catch-up night",
@@ -129,19 +130,19 @@ def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipe
         worker.stop()
     # Each conversation was ticked once per night swept, never twice.
     for cid in (code_id, pa_id):
-        assert len({t["tick_key"] for t in mem.ticks(cid)}) == len(mem.ticks(cid)) == 2
+        assert len({t.tick_key for t in mem.sleep.ticks(cid)}) == len(mem.sleep.ticks(cid)) == 2
     # The coding agent was over its soft threshold: compacted once, nothing lost.
-    record, *_ = mem.history(code_id)
-    assert record["status"] == "applied" and record["trigger"] == "sleep"
+    record, *_ = mem.compactions.history(code_id)
+    assert record.status == "applied" and record.trigger == "sleep"
     stats = mem.stats(code_id)
-    assert stats["tokens"] <= stats["target"]
-    assert len(mem.export(code_id)["appended"]) == len(coding.messages) + 2  # every original, kept
+    assert stats.tokens <= stats.target
+    assert len(mem.export(code_id).appended) == len(coding.messages) + 2  # every original, kept
     # The assistant's journal became memories; the move superseded the old home, and it was recorded.
-    everything = mem.memories(pa_id, include_invalid=True)
-    assert any(m["invalidated_at"] and old in m["content"] for m in everything)
-    assert any(new in m["content"] and not m["invalidated_at"] for m in everything)
-    assert any(m["kind"] == "contradiction" for m in everything)
-    assert mem.journal_entries(pa_id, ["pending", "scored"]) == []
+    everything = mem.memories.list(pa_id, include_invalid=True)
+    assert any(m.invalidated_at and old in m.content for m in everything)
+    assert any(new in m.content and not m.invalidated_at for m in everything)
+    assert any(m.kind == "contradiction" for m in everything)
+    assert mem.journal.entries(pa_id, ["pending", "scored"]) == []
     # The low-trust claim never reaches the context the model sees.
     rendered = str(mem.context(pa_id).messages)
     assert "Mars" not in rendered
@@ -167,10 +168,10 @@ def test_a_worker_child_killed_mid_summary_is_redelivered_and_applied_once(
     }
     mem = pipeline.memory()
     cid = _summary_needed(mem)
-    rows_before = len(mem.export(cid)["messages"])
+    rows_before = len(mem.export(cid).messages)
     worker = pipeline.worker("--concurrency", "1", **llm)
     try:
-        mem.tick_now([cid], "night-kill")
+        mem.sleep.tick_now([cid], "night-kill")
         wait_for(fake_anthropic.message_requests, timeout=TIMEOUT, what="the summary call", log=worker.log)
         (child,) = children_of(worker.pid)
         os.kill(child, signal.SIGKILL)
@@ -180,13 +181,13 @@ def test_a_worker_child_killed_mid_summary_is_redelivered_and_applied_once(
     finally:
         worker.stop()
     assert len(fake_anthropic.message_requests()) == 2  # the killed call and the redelivered one
-    applied = [h for h in mem.history(cid) if h["status"] == "applied"]
-    assert len(applied) == 1 and applied[0]["summarizer_provider"] == "anthropic"
+    applied = [h for h in mem.compactions.history(cid) if h.status == "applied"]
+    assert len(applied) == 1 and applied[0].summarizer_provider == "anthropic"
     exported = mem.export(cid)
-    summaries = [r for r in exported["messages"] if r["kind"] == "summary"]
+    summaries = [r for r in exported.messages if r["kind"] == "summary"]
     assert len(summaries) == 1
     # Every original row is still there (archived or live), plus the one summary row.
-    assert len(exported["messages"]) == rows_before + 1
+    assert len(exported.messages) == rows_before + 1
     assert "WorkerLostError" in worker.output() or "SIGKILL" in worker.output()
     mem.close()
 
@@ -202,21 +203,21 @@ def test_run_starts_worker_and_scheduler_and_the_idle_sweep_answers_a_request(tm
     settings = Settings.from_env(env)
     mem = Memory(settings)
     cid = _summary_needed(mem)
-    mem.request_sleep(cid)  # what the guard does above the soft threshold
+    mem.sleep.request(cid)  # what the guard does above the soft threshold
     sleepcompact = str(Path(sys.executable).with_name("sleepcompact"))
     run = Process([sleepcompact, "run"], env, tmp_path / "run.log", tmp_path)
     try:
-        ticks: list[dict[str, Any]] = wait_for(
-            lambda: [t for t in mem.ticks(cid) if t["status"] == "done"],
+        ticks: list[TickRecord] = wait_for(
+            lambda: [t for t in mem.sleep.ticks(cid) if t.status == "done"],
             timeout=TIMEOUT,
             what="the requested tick",
             log=run.log,
         )
     finally:
         code = run.stop()
-    assert ticks[0]["tick_key"].startswith("request-")
-    assert mem.conversation(cid).sleep_requested_at is None
-    assert [h["status"] for h in mem.history(cid)] == ["applied"]
+    assert ticks[0].tick_key.startswith("request-")
+    assert mem.admin.conversation(cid).sleep_requested_at is None
+    assert [h.status for h in mem.compactions.history(cid)] == ["applied"]
     assert "beat: Starting" in run.output()
     assert code == 0
     mem.close()
@@ -235,7 +236,7 @@ def test_the_guard_waits_for_a_worker_mid_summary_and_reuses_its_compaction(
     cid = _summary_needed(mem)
     worker = pipeline.worker(**llm)
     try:
-        mem.tick_now([cid], "night-race")
+        mem.sleep.tick_now([cid], "night-race")
         wait_for(
             fake_anthropic.message_requests, timeout=TIMEOUT, what="the worker's summary call", log=worker.log
         )
@@ -245,9 +246,9 @@ def test_the_guard_waits_for_a_worker_mid_summary_and_reuses_its_compaction(
         wait_for(lambda: _ticks_done(mem, [cid]), timeout=TIMEOUT, what="the tick", log=worker.log)
     finally:
         worker.stop()
-    history = mem.history(cid)
-    assert [h["status"] for h in history] == ["applied"] and history[0]["trigger"] == "sleep"
-    assert ctx.action == "emergency_compacted" and ctx.compaction_id == history[0]["id"]
+    history = mem.compactions.history(cid)
+    assert [h.status for h in history] == ["applied"] and history[0].trigger == "sleep"
+    assert ctx.action == "emergency_compacted" and ctx.compaction_id == history[0].id
     assert ctx.tokens <= ctx.usable
     assert len(fake_anthropic.message_requests()) == 1  # paid once
     mem.close()

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, event
 
 from sleepcompact.adapters.summarizers import OfflineSummarizer
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
-from sleepcompact.services.ports import SummaryResult
+from sleepcompact.ports import SummaryResult
 
 __all__ = ["HookedSummarizer", "InjectedCrash", "StatementCrasher"]
 
@@ -79,7 +79,9 @@ class HookedSummarizer:
         self.before: Callable[[], None] | None = None
         self.calls = 0
 
-    def summarize(self, request: SummaryInput, prompt: SummaryPrompt) -> SummaryResult:
+    def summarize(
+        self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
+    ) -> SummaryResult:
         """Run the pending hook (if any), then summarize offline."""
         self.calls += 1
         hook, self.before = self.before, None

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from sleepcompact.demo.synthetic import coding_agent, personal_assistant
 from sleepcompact.domain.consolidation import ConsolidationPlan, EntryIn, MemoryIn, consolidate
 from sleepcompact.domain.extraction import extract_facts
 from sleepcompact.domain.journal import SOURCE_TRUST, heuristic_importance
-from sleepcompact.synthetic import coding_agent, personal_assistant
 from tests.unit.test_summary import rows_of
 
 SEEDS = range(6)

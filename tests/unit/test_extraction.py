@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from sleepcompact.demo.synthetic import coding_agent, personal_assistant
 from sleepcompact.domain.extraction import TAGS, JournalDraft, extract_facts
-from sleepcompact.synthetic import coding_agent, personal_assistant
 from tests.unit.test_summary import rows_of
 
 SOURCES = ("direct", "observation", "inference")

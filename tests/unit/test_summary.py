@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.demo.synthetic import coding_agent, personal_assistant
 from sleepcompact.domain.identifiers import extract_identifiers
 from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.messages import content_text
@@ -24,7 +25,6 @@ from sleepcompact.domain.prompt import (
 )
 from sleepcompact.domain.records import MessageRecord
 from sleepcompact.domain.summary import offline_summary
-from sleepcompact.synthetic import coding_agent, personal_assistant
 from tests.support.rows import rows_of as shared_rows_of
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from sleepcompact.domain.messages import normalize
-from sleepcompact.synthetic import (
+from sleepcompact.demo.synthetic import (
     MIN_ASSISTANT_TURNS,
     MIN_CODING_TURNS,
     SyntheticConversation,
@@ -16,6 +15,7 @@ from sleepcompact.synthetic import (
     personal_assistant,
     scaled,
 )
+from sleepcompact.domain.messages import normalize
 
 
 def dump(messages: list[dict[str, Any]]) -> str:

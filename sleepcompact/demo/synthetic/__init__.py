@@ -7,9 +7,9 @@ roles alternate starting with the user, tool_use blocks sit in assistant turns
 and their tool_result blocks in the user turn right after.
 """
 
-from sleepcompact.synthetic.assistant import MIN_ASSISTANT_TURNS, personal_assistant
-from sleepcompact.synthetic.coding import MIN_CODING_TURNS, coding_agent
-from sleepcompact.synthetic.transcript import SyntheticConversation, scaled
+from sleepcompact.demo.synthetic.assistant import MIN_ASSISTANT_TURNS, personal_assistant
+from sleepcompact.demo.synthetic.coding import MIN_CODING_TURNS, coding_agent
+from sleepcompact.demo.synthetic.transcript import SyntheticConversation, scaled
 
 __all__ = [
     "MIN_ASSISTANT_TURNS",

@@ -1,4 +1,4 @@
-"""The conversation report: its data, and one self-contained HTML page drawn from it.
+"""The conversation report as one self-contained HTML page (its data: ``services.report.Report``).
 
 The page is a single file with no script, no external stylesheet, font or
 image: the chart is inline SVG and the styles are inline, so it opens offline
@@ -11,9 +11,9 @@ defence.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from html import escape
-from typing import Any
+
+from sleepcompact.services.report import Report
 
 # Geometry of the chart (SVG user units; the SVG scales to the page width).
 WIDTH, HEIGHT = 1000, 480
@@ -41,68 +41,6 @@ LEGEND = (
     ("reverted", "compaction (reverted by restore)"),
     ("other", "compaction (not applied)"),
 )
-
-
-@dataclass(frozen=True)
-class Point:
-    """One point of the series: after the rows of ``seq`` were appended, or at a compaction."""
-
-    seq: int
-    counted: int
-    """Tokens as counted at append (cl100k_base)."""
-    tokens: int
-    """The same in the model's tokens: ``ceil(counted * safety_factor)``, the unit of the thresholds."""
-
-
-@dataclass(frozen=True)
-class CompactionMark:
-    """A compaction as the report shows it: where it happened on the chart, and its figures."""
-
-    number: int
-    id: str
-    seq: int
-    """The x position: the highest seq that existed when it applied (see ``services.report``)."""
-    placed_by: str
-    """``summary_row`` (exact) or ``created_at`` (the rows' timestamps against the record's)."""
-    trigger: str
-    status: str
-    created_at: str
-    steps: tuple[str, ...]
-    tokens_before: int
-    tokens_after: int
-    """Both in model tokens, from the record (the counted figures follow)."""
-    counted_before: int
-    counted_after: int
-    summarizer: str | None
-    llm_input_tokens: int
-    llm_output_tokens: int
-    cost_usd: float
-    summary: str | None
-    flags: tuple[str, ...]
-    error: str | None
-
-
-@dataclass(frozen=True)
-class Report:
-    """Everything the page shows; ``to_dict`` is what ``report --json`` prints."""
-
-    conversation_id: str
-    model: str
-    context_window: int
-    usable: int
-    soft: int
-    hard: int
-    target: int
-    safety_factor: float
-    tokens: int
-    """What the next call carries now (model tokens), as ``stats`` reports it."""
-    generated_at: str
-    points: tuple[Point, ...]
-    compactions: tuple[CompactionMark, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data."""
-        return asdict(self)
 
 
 def nice_ticks(top: float, count: int = 6) -> list[int]:

@@ -1,30 +1,23 @@
-"""The bookkeeping around a compaction: its outcome, its records, its journal entries, its policy.
+"""What a compaction reports: the ``CompactionOutcome`` an operator reads, the plan as JSON, and the
+one canonical ``compaction`` line (and metrics observation) every call but a dry run emits.
 
-``compact`` in ``sleepcompact.services.compaction`` runs the flow (snapshot, plan, summarize, apply);
-the helpers here shape what it returns and writes: the ``CompactionOutcome`` an operator reads, the
-plan as JSON, the summary check, the compaction rows recorded when nothing changed, the journal
-entries written before facts leave the live context, and the conversation's own policy overrides.
+``compact`` in ``sleepcompact.services.compaction`` runs the stages; every way it ends goes through
+``OutcomeReporter.done``, so each call yields exactly one line with the same fields.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import structlog
 
 from sleepcompact.domain.budget import Budget
-from sleepcompact.domain.errors import InvalidSummary
-from sleepcompact.domain.extraction import extract_facts
-from sleepcompact.domain.journal import NewJournalEntry
-from sleepcompact.domain.ladder import Plan, Policy
-from sleepcompact.domain.records import CompactionRecord, ConversationRecord
-from sleepcompact.services.conversations import new_id, utcnow
-from sleepcompact.services.ports import SummaryResult, UnitOfWork
+from sleepcompact.domain.ladder import Plan
+from sleepcompact.ports import SummaryResult
 from sleepcompact.telemetry import emit
 
 
@@ -52,7 +45,7 @@ class CompactionOutcome:
         return asdict(self)
 
 
-def _plan_dict(p: Plan) -> dict[str, Any]:
+def plan_dict(p: Plan) -> dict[str, Any]:
     return {
         "tokens_before": p.tokens_before,
         "tokens_after_estimate": p.tokens_after,
@@ -75,92 +68,6 @@ def _plan_dict(p: Plan) -> dict[str, Any]:
             "rolling": p.summary.previous is not None,
         },
     }
-
-
-def validate_summary(text: str, replaced_tokens: int, count: Callable[[str], int]) -> None:
-    """Refuse empty, refusing or oversized summaries (DESIGN section 4 step 6)."""
-    body = text.strip()
-    if not body:
-        raise InvalidSummary("the summary is empty")
-    lowered = body[:200].lower()
-    if lowered.startswith(("i can't", "i cannot", "i'm sorry", "i am sorry", "i won't", "sorry,")):
-        raise InvalidSummary("the summarizer refused")
-    if count(body) >= replaced_tokens:
-        raise InvalidSummary(f"the summary ({count(body)} tokens) is not shorter than what it replaces")
-
-
-def _with(record: CompactionRecord, **changes: Any) -> CompactionRecord:
-    return replace(record, **changes)
-
-
-def _input_hash(rows: tuple[Any, ...]) -> str:
-    digest = hashlib.sha256()
-    for r in rows:
-        digest.update(f"{r.id}:{r.seq}:{r.state}:{r.live_tokens}\n".encode())
-    return digest.hexdigest()
-
-
-def _record_only(
-    uow_factory: Callable[[], UnitOfWork], record: CompactionRecord, status: str, why: str
-) -> None:
-    """Record a compaction that changed nothing (stalled, or lost its race)."""
-    with uow_factory() as uow:
-        uow.repo.add_compaction(_with(record, status=status, error=why, tokens_after=record.tokens_before))
-        uow.commit()
-
-
-def _journal(
-    conv: ConversationRecord, p: Plan, summary: str | None, compaction_id: str
-) -> list[NewJournalEntry]:
-    """Facts leave the live context only after they are safe in the journal."""
-    if p.summary is None:
-        return []
-    entries = [
-        NewJournalEntry(
-            conv.tenant_id, conv.agent_id, conv.id, d.content, d.source_type, "pre_compaction", d.tags
-        )
-        for d in extract_facts(p.summary.rows)
-    ]
-    if summary is not None:
-        entries.append(
-            NewJournalEntry(
-                conv.tenant_id,
-                conv.agent_id,
-                conv.id,
-                f"[{compaction_id}] {summary}",
-                "inference",
-                "context_synthesis",
-                ("summary",),
-            )
-        )
-    return entries
-
-
-def _bare_record(
-    conversation_id: str, trigger: str, conv: ConversationRecord, tokens: int, input_hash: str
-) -> CompactionRecord:
-    return CompactionRecord(
-        id=new_id("cmp"),
-        conversation_id=conversation_id,
-        trigger=trigger,
-        status="stalled",
-        steps=[],
-        first_seq=None,
-        last_seq=None,
-        messages_affected=0,
-        tokens_before=tokens,
-        tokens_after=tokens,
-        created_at=utcnow(),
-        input_hash=input_hash,
-        snapshot_epoch=conv.compaction_epoch,
-    )
-
-
-def conversation_policy(conv: ConversationRecord, default: Policy) -> Policy:
-    """The ladder's policy with the conversation's own overrides (stored in its metadata) applied."""
-    overrides = conv.metadata.get("policy") or {}
-    known = {f.name for f in fields(Policy)}
-    return replace(default, **{k: v for k, v in overrides.items() if k in known})
 
 
 @dataclass

@@ -1,9 +1,9 @@
-"""The SQL repository: maps tables to the domain's records, one session at a time."""
+"""The conversation aggregate in SQL: conversations, their message rows, and the archive search."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -11,12 +11,10 @@ from sqlalchemy import bindparam, func, null, select, update
 from sqlalchemy.orm import Session
 
 from sleepcompact.domain.messages import content_text
-from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
-from sleepcompact.store.agent_memory import AgentMemoryOperations
-from sleepcompact.store.history import HistoryOperations
-from sleepcompact.store.mapping import compaction_record, conversation_record, dump_content, message_record
+from sleepcompact.domain.records import ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.store.mapping import conversation_record, dump_content, message_record
 from sleepcompact.store.models import Compaction, Conversation, Message
-from sleepcompact.store.ticks import SleepOperations
+from sleepcompact.store.search import index_messages, matching_ids
 
 _CONVERSATION_COLUMNS = tuple(
     getattr(Conversation, a.key).label(a.key) for a in Conversation.__mapper__.column_attrs
@@ -37,13 +35,13 @@ _LIVE_MESSAGES = (
 )
 
 
-class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
-    """``Repository`` over one SQLAlchemy session."""
+class SqlConversations:
+    """``ConversationRepository`` over one SQLAlchemy session."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def add_conversation(self, record: ConversationRecord) -> None:
+    def add(self, record: ConversationRecord) -> None:
         """Insert a new conversation."""
         self.session.add(
             Conversation(
@@ -69,7 +67,7 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         )
         self.session.flush()
 
-    def get_conversation(self, conversation_id: str) -> ConversationRecord | None:
+    def get(self, conversation_id: str) -> ConversationRecord | None:
         """One conversation by primary key, or None.
 
         A Core select of the mapped columns, not ``Session.get``: the guard's decision is this one read,
@@ -80,7 +78,7 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         )
         return conversation_record(cast(Conversation, row)) if row is not None else None
 
-    def list_conversations(self, limit: int = 1000) -> list[ConversationRecord]:
+    def recent(self, limit: int = 1000) -> list[ConversationRecord]:
         """Conversations, most recently active first."""
         rows = self.session.scalars(
             select(Conversation).order_by(Conversation.last_activity_at.desc(), Conversation.id).limit(limit)
@@ -115,6 +113,30 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
             return None
         self.session.expire_all()
         return int(new_next) - count
+
+    def bump_epoch(self, conversation_id: str, expected_epoch: int) -> bool:
+        """Compare-and-set: only the holder of the current epoch moves it on."""
+        result = self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id, Conversation.compaction_epoch == expected_epoch)
+            .values(compaction_epoch=expected_epoch + 1)
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount) == 1  # type: ignore[attr-defined]
+
+    def recount(self, conversation_id: str) -> tuple[int, int]:
+        """Recompute live_tokens and live_messages from the rows (appends made meanwhile included)."""
+        tokens, count = self.session.execute(
+            select(func.coalesce(func.sum(Message.live_tokens), 0), func.count()).where(
+                Message.conversation_id == conversation_id, Message.state != "archived"
+            )
+        ).one()
+        self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(live_tokens=int(tokens), live_messages=int(count))
+        )
+        return int(tokens), int(count)
 
     def tool_calls(self, conversation_id: str, ids: Sequence[str]) -> dict[str, str | None]:
         """Of ``ids``, those naming an existing tool call of this conversation, with the tool's name."""
@@ -170,7 +192,8 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         self.session.add_all(rows)
         self.session.flush()
         # Summaries are derived text; search covers what was actually said and returned.
-        self.index_messages(
+        index_messages(
+            self.session,
             conversation_id,
             [
                 (r.id, content_text(m.content))
@@ -199,61 +222,37 @@ class SqlRepository(HistoryOperations, AgentMemoryOperations, SleepOperations):
         )
         return [message_record(r) for r in rows]
 
-    def compactions(self, conversation_id: str) -> list[CompactionRecord]:
-        """Compactions of the conversation, oldest first."""
-        return [record for record, _ in self.compactions_with_meta(conversation_id)]
-
-    def compactions_with_meta(self, conversation_id: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
-        """Compactions of the conversation with their metadata, oldest first, in one query."""
-        rows = self.session.scalars(
-            select(Compaction)
-            .where(Compaction.conversation_id == conversation_id)
-            # The epoch breaks ties of a coarse clock: it grows with every apply, restore and clear.
-            .order_by(Compaction.created_at, Compaction.snapshot_epoch, Compaction.id)
+    def message_by_seq(self, conversation_id: str, seq: int) -> MessageRecord | None:
+        """One row by its seq."""
+        row = self.session.scalar(
+            select(Message).where(Message.conversation_id == conversation_id, Message.seq == seq)
         )
-        return [(compaction_record(r), dict(r.meta or {})) for r in rows]
+        return message_record(row) if row is not None else None
 
-    def add_compaction(self, record: CompactionRecord, meta: dict[str, Any] | None = None) -> None:
-        """Insert a compaction record."""
-        self.session.add(
-            Compaction(
-                id=record.id,
-                conversation_id=record.conversation_id,
-                trigger=record.trigger,
-                status=record.status,
-                steps=record.steps,
-                first_seq=record.first_seq,
-                last_seq=record.last_seq,
-                messages_affected=record.messages_affected,
-                tokens_before=record.tokens_before,
-                tokens_after=record.tokens_after,
-                summary_message_id=record.summary_message_id,
-                previous_compaction_id=record.previous_compaction_id,
-                summarizer_provider=record.summarizer_provider,
-                summarizer_model=record.summarizer_model,
-                llm_input_tokens=record.llm_input_tokens,
-                llm_output_tokens=record.llm_output_tokens,
-                llm_cost_usd=record.llm_cost_usd,
-                llm_batch=record.llm_batch,
-                duration_ms=record.duration_ms,
-                error=record.error,
-                input_hash=record.input_hash,
-                snapshot_epoch=record.snapshot_epoch,
-                created_at=record.created_at,
-                meta=meta or {},
-            )
-        )
-        self.session.flush()
+    def search(self, conversation_id: str, query: str, limit: int = 20) -> list[MessageRecord]:
+        """Originals matching every word of ``query``, best first (bm25 / ts_rank)."""
+        ids = matching_ids(self.session, conversation_id, query, limit)
+        if not ids:
+            return []
+        rows = {r.id: r for r in self.session.scalars(select(Message).where(Message.id.in_(ids)))}
+        return [message_record(rows[i]) for i in ids if i in rows]
 
-    def bump_epoch(self, conversation_id: str, expected_epoch: int) -> bool:
-        """Compare-and-set: only the holder of the current epoch moves it on."""
-        result = self.session.execute(
-            update(Conversation)
-            .where(Conversation.id == conversation_id, Conversation.compaction_epoch == expected_epoch)
-            .values(compaction_epoch=expected_epoch + 1)
-            .execution_options(synchronize_session=False)
-        )
-        return int(result.rowcount) == 1  # type: ignore[attr-defined]
+    def timeline(self, conversation_id: str) -> list[tuple[int, int, str, int, datetime]]:
+        """(id, seq, kind, original token_count, created_at) of every row, archived ones included.
+
+        Only these columns are read (no content, no live view): a report over a long conversation
+        with large tool outputs must not load them all.
+        """
+        rows = self.session.execute(
+            select(Message.id, Message.seq, Message.kind, Message.token_count, Message.created_at)
+            .where(Message.conversation_id == conversation_id)
+            .order_by(Message.seq, Message.part)
+        ).all()
+        # SQLite hands back naive datetimes; everything we store is UTC (as in store.mapping).
+        return [
+            (int(i), int(seq), str(kind), int(tokens), at if at.tzinfo else at.replace(tzinfo=UTC))
+            for i, seq, kind, tokens, at in rows
+        ]
 
     def stats(self, conversation_id: str | None) -> dict[str, Any]:
         """Counts by state and kind, and token sums; for one conversation or all."""

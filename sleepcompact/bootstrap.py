@@ -1,0 +1,144 @@
+"""The composition root: the one place that builds the engine, units of work, tokenizer, summarizer
+and queue, from one ``Settings``.
+
+``bootstrap()`` returns a ``Container``, which the ``Memory`` facade, the worker and the CLI hand to the
+services (it implements ``sleepcompact.ports.Dependencies``). Nothing is built at import time; what is
+expensive or optional (the summarizer's SDK, the Celery producer) is built on first use.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import structlog
+from sqlalchemy import Engine
+
+from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarizer
+from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.config import Settings
+from sleepcompact.domain.errors import DatabaseNotInitialized
+from sleepcompact.domain.ladder import Policy
+from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.logs import configure_logging
+from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
+from sleepcompact.store import migrate
+from sleepcompact.store.conversation_reader import ConversationReader
+from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
+from sleepcompact.store.uow import SqlUnitOfWork
+
+if TYPE_CHECKING:
+    from sleepcompact.adapters.queue import CeleryQueue
+
+
+class Container:
+    """Everything the services need, built once per process (see ``bootstrap``)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        counter: TokenCounter,
+        policy: Policy,
+        summarizer: Summarizer | None,
+        queue: TaskQueue | None,
+    ) -> None:
+        self.settings = settings
+        self.counter = counter
+        self.policy = policy
+        self._summarizer = summarizer
+        self._queue = queue
+        self._producer: CeleryQueue | None = None
+        self._factors: tuple[float, dict[str, float]] | None = None
+        self.engine: Engine = make_engine(settings.database_url)
+        self._sessions = make_session_factory(self.engine)
+        self._read_sessions = make_session_factory(self.engine, readonly=True)
+        self._reader = ConversationReader(self.engine)
+
+    def uow(self) -> SqlUnitOfWork:
+        """A fresh unit of work (one transaction)."""
+        return SqlUnitOfWork(self._sessions)
+
+    def read_uow(self) -> SqlUnitOfWork:
+        """A unit of work for reads only; on SQLite it never waits for the write lock."""
+        return SqlUnitOfWork(self._read_sessions)
+
+    def read_conversation(self, conversation_id: str) -> ConversationRecord | None:
+        """One conversation row by primary key on a pooled connection, with no transaction around it."""
+        return self._reader.read(conversation_id)
+
+    def factors(self) -> Mapping[str, float]:
+        """The calibrated tokenizer factors, cached in-process for ``calibration_cache_s``, so the guard's
+        decision stays one indexed read."""
+        now = time.monotonic()
+        if self._factors is None or now - self._factors[0] > self.settings.calibration_cache_s:
+            with self.read_uow() as uow:
+                self._factors = (now, uow.calibration.factors())
+        return self._factors[1]
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer in use (chosen from the settings on first use)."""
+        if self._summarizer is None:
+            self._summarizer = make_summarizer(self.settings, self.counter.count)
+        return self._summarizer
+
+    @property
+    def queue(self) -> TaskQueue:
+        """Where ticks go: the queue given to ``bootstrap``, else the Celery producer."""
+        return self._queue if self._queue is not None else self.producer
+
+    @property
+    def producer(self) -> CeleryQueue:
+        """The Celery producer for ``settings.broker_url`` (connects on first send)."""
+        if self._producer is None:
+            from sleepcompact.adapters.queue import CeleryQueue
+
+            self._producer = CeleryQueue(self.settings)
+        return self._producer
+
+    def close(self) -> None:
+        """Release the connection pool (and the broker connection, if a task was sent)."""
+        if self._producer is not None:
+            self._producer.close()
+        self.engine.dispose()
+
+
+def bootstrap(
+    settings: Settings | None = None,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | Callable[[str], str] | None = None,
+    policy: Policy | None = None,
+    queue: TaskQueue | None = None,
+    auto_migrate: bool | None = None,
+) -> Container:
+    """Build the dependencies for ``settings`` (default: ``Settings()``), migrating an embedded database.
+
+    An embedded SQLite database is migrated automatically; any other database must already be at this
+    version's schema (``sleepcompact init``), so a fleet of workers never races on DDL. ``summarizer``
+    may be a plain ``(prompt) -> str`` function; ``queue`` replaces the Celery producer for ticks.
+    """
+    settings = settings or Settings()
+    if settings.log_format is not None and not structlog.is_configured():
+        configure_logging(settings)  # asked for by SLEEPCOMPACT_LOG_FORMAT; else the library stays silent
+    if summarizer is not None and not hasattr(summarizer, "summarize"):
+        summarizer = CallableSummarizer(summarizer)
+    container = Container(
+        settings,
+        counter=counter or load_counter(),
+        policy=policy or Policy(),
+        summarizer=summarizer,  # type: ignore[arg-type]  # a callable was wrapped just above
+        queue=queue,
+    )
+    engine = container.engine
+    if is_sqlite(engine) if auto_migrate is None else auto_migrate:
+        migrate.upgrade(engine)
+    elif migrate.current_revision(engine) != migrate.head_revision():
+        container.close()
+        raise DatabaseNotInitialized(
+            f"the database at {engine.url.render_as_string(hide_password=True)} is not at schema "
+            f"{migrate.head_revision()}; run `sleepcompact init`"
+        )
+    return container

@@ -1,0 +1,71 @@
+"""The agent's memory aggregate's port: its journal and its long-term memories."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord, NewJournalEntry
+
+
+class AgentMemoryRepository(Protocol):
+    """Journal entries and memories of (tenant, agent), inside one transaction."""
+
+    def add_entries(self, entries: Sequence[NewJournalEntry], now: datetime) -> list[int]:
+        """Insert journal entries (pending, scored by the heuristic)."""
+        ...
+
+    def entries(
+        self, tenant_id: str, agent_id: str, statuses: Sequence[str] | None = None, limit: int = 10_000
+    ) -> list[JournalEntryRecord]:
+        """Journal entries of one agent, oldest first."""
+        ...
+
+    def set_entries(self, entry_ids: Sequence[int], *, status: str, memory_id: int | None = None) -> None:
+        """Move journal entries to a status."""
+        ...
+
+    def rescore_entries(self, scores: Sequence[tuple[int, int]]) -> list[int]:
+        """Apply LLM scores ``(entry id, importance)`` to entries still pending with a heuristic score.
+
+        Each becomes ``scored`` with method ``llm``; returns the ids that changed (the others moved on).
+        """
+        ...
+
+    def memories(self, tenant_id: str, agent_id: str, *, include_invalid: bool = False) -> list[MemoryRecord]:
+        """Memories of one agent, oldest first (superseded ones too with ``include_invalid``)."""
+        ...
+
+    def add_memory(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        *,
+        kind: str,
+        content: str,
+        confidence: float,
+        importance: int,
+        source_journal_ids: Sequence[int],
+        source_trust: float,
+        now: datetime,
+    ) -> int:
+        """Insert a memory (``source_trust``: the highest trust among its journal entries)."""
+        ...
+
+    def reinforce_memory(
+        self,
+        memory_id: int,
+        *,
+        confidence: float,
+        importance: int,
+        entry_ids: Sequence[int],
+        source_trust: float,
+        now: datetime,
+    ) -> None:
+        """Raise a memory's confidence (and its trust, when ``source_trust`` is higher)."""
+        ...
+
+    def invalidate_memory(self, memory_id: int, *, superseded_by: int | None, now: datetime) -> None:
+        """Mark a memory invalid (kept)."""
+        ...

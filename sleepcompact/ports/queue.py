@@ -1,0 +1,13 @@
+"""The task queue's port: where sleep ticks are sent (the Celery broker in production)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class TaskQueue(Protocol):
+    """Where sweeps and the guard send sleep ticks."""
+
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
+        """Send one ``sleepcompact.sleep_tick`` (on the ``emergency`` queue when ``urgent``)."""
+        ...

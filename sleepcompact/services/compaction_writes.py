@@ -1,0 +1,207 @@
+"""The writes of a compaction: its record, the apply under the epoch check, and the records kept when
+nothing changed (stalled, failed, deferred, discarded).
+
+``apply`` is the one transaction that changes history: it moves the epoch on with a compare-and-set
+(a lost race writes nothing), writes the rows' new live views and the summary message, records the
+compaction with each row's prior state (what ``restore`` puts back), and journals the facts the
+summary folds, so they are safe in the journal before they leave the live context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from sleepcompact.domain.budget import Budget, model_family, model_spec
+from sleepcompact.domain.extraction import extract_facts
+from sleepcompact.domain.injection import flag_imperatives
+from sleepcompact.domain.journal import NewJournalEntry
+from sleepcompact.domain.ladder import Plan, Policy, Snapshot
+from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.ports import Dependencies, SummaryResult, UnitOfWork
+from sleepcompact.services.clock import new_id, utcnow
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the snapshot read: the conversation, its live rows, its budget and policy, its history."""
+
+    conv: ConversationRecord
+    snapshot: Snapshot
+    budget: Budget
+    policy: Policy
+    last: CompactionRecord | None
+    factors: Mapping[str, float]
+    input_hash: str
+
+
+@dataclass(frozen=True)
+class Summarized:
+    """The summarize stage's result: the summary message's text and size, and what it cost."""
+
+    result: SummaryResult
+    content: str
+    tokens: int
+    fallback_reason: str | None
+
+
+def build_record(
+    loaded: Loaded, p: Plan, trigger: str, summarized: Summarized | None, started: float
+) -> CompactionRecord:
+    """Stage 4: the compaction's record as it will be applied (or recorded as stalled or discarded)."""
+    steps = [asdict(s) for s in p.steps]
+    result = summarized.result if summarized else None
+    fallback_reason = summarized.fallback_reason if summarized else None
+    if fallback_reason:
+        steps.append(
+            {
+                "step": "fallback",
+                "section": "HISTORY",
+                "messages": 0,
+                "tokens_saved": 0,
+                "reason": fallback_reason,
+            }
+        )
+    last = loaded.last
+    return CompactionRecord(
+        id=new_id("cmp"),
+        conversation_id=loaded.conv.id,
+        trigger=trigger,
+        status="applied",
+        steps=steps,
+        first_seq=min((c.seq for c in p.changes), default=None),
+        last_seq=max((c.seq for c in p.changes), default=None),
+        messages_affected=len(p.changes),
+        tokens_before=p.tokens_before,
+        tokens_after=p.tokens_after,
+        created_at=utcnow(),
+        previous_compaction_id=last.id if last is not None and last.status == "applied" else None,
+        summarizer_provider=result.provider if result else None,
+        summarizer_model=result.model if result else None,
+        llm_input_tokens=result.input_tokens if result else 0,
+        llm_output_tokens=result.output_tokens if result else 0,
+        llm_cost_usd=result.cost_usd if result else 0.0,
+        llm_batch=result.batch if result else False,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        error=fallback_reason,
+        input_hash=loaded.input_hash,
+        snapshot_epoch=loaded.conv.compaction_epoch,
+    )
+
+
+def apply(
+    deps: Dependencies, loaded: Loaded, p: Plan, record: CompactionRecord, summarized: Summarized | None
+) -> int | None:
+    """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
+    summary message, the compaction record, the journal entries and the calibration. Returns the live
+    tokens after, or None when the race was lost (nothing written)."""
+    conversation_id = loaded.conv.id
+    with deps.uow() as uow:
+        if not uow.conversations.bump_epoch(conversation_id, loaded.conv.compaction_epoch):
+            uow.rollback()
+            return None
+        now = utcnow()
+        content = summarized.content if summarized else None
+        flags = flag_imperatives(content or "")
+        prior = uow.compactions.apply_changes(record.id, p.changes)
+        summary_id = _add_summary(uow, record, summarized, bool(flags), now) if summarized else None
+        tokens_after, _ = uow.conversations.recount(conversation_id)
+        meta = {"prior": prior, "summary": content, "flags": flags, "reason": p.reason}
+        uow.compactions.add(
+            replace(record, summary_message_id=summary_id, tokens_after=tokens_after), meta=meta
+        )
+        uow.memories.add_entries(journal_entries(loaded.conv, p, content, record.id), now)
+        result = summarized.result if summarized else None
+        if result is not None and result.counted_input_tokens and result.input_tokens:
+            # Real usage calibrates the tokenizer factor of the summarizer's model family.
+            default = model_spec(result.model).safety_factor
+            uow.calibration.record(
+                model_family(result.model), result.counted_input_tokens, result.input_tokens, now, default
+            )
+        uow.commit()
+    return tokens_after
+
+
+def _add_summary(
+    uow: UnitOfWork, record: CompactionRecord, summarized: Summarized, flagged: bool, now: datetime
+) -> int:
+    """Write the summary message (a user-side ``summary`` row after every seq so far); its id."""
+    conversation_id = record.conversation_id
+    seq = uow.conversations.reserve_seqs(conversation_id, 1, 0, 0, now, activity=False)
+    assert seq is not None
+    meta: dict[str, Any] = {
+        "compaction_id": record.id,
+        "provider": record.summarizer_provider,
+        "model": record.summarizer_model,
+        "flagged": flagged,
+    }
+    row = NewMessage(
+        seq, 0, "user", "summary", summarized.content, None, None, None, summarized.tokens, metadata=meta
+    )
+    (summary_id,) = uow.conversations.add_messages(conversation_id, [row], now)
+    return summary_id
+
+
+def input_hash(rows: tuple[MessageRecord, ...]) -> str:
+    """A fingerprint of the live rows a compaction was planned on."""
+    digest = hashlib.sha256()
+    for r in rows:
+        digest.update(f"{r.id}:{r.seq}:{r.state}:{r.live_tokens}\n".encode())
+    return digest.hexdigest()
+
+
+def bare_record(loaded: Loaded, trigger: str, tokens: int) -> CompactionRecord:
+    """A record for a compaction that changes no row (stalled, failed, deferred)."""
+    return CompactionRecord(
+        id=new_id("cmp"),
+        conversation_id=loaded.conv.id,
+        trigger=trigger,
+        status="stalled",
+        steps=[],
+        first_seq=None,
+        last_seq=None,
+        messages_affected=0,
+        tokens_before=tokens,
+        tokens_after=tokens,
+        created_at=utcnow(),
+        input_hash=loaded.input_hash,
+        snapshot_epoch=loaded.conv.compaction_epoch,
+    )
+
+
+def record_only(deps: Dependencies, record: CompactionRecord, status: str, why: str) -> None:
+    """Record a compaction that changed nothing (stalled, failed, or lost its race)."""
+    with deps.uow() as uow:
+        uow.compactions.add(replace(record, status=status, error=why, tokens_after=record.tokens_before))
+        uow.commit()
+
+
+def journal_entries(
+    conv: ConversationRecord, p: Plan, summary: str | None, compaction_id: str
+) -> list[NewJournalEntry]:
+    """Facts leave the live context only after they are safe in the journal."""
+    if p.summary is None:
+        return []
+    entries = [
+        NewJournalEntry(
+            conv.tenant_id, conv.agent_id, conv.id, d.content, d.source_type, "pre_compaction", d.tags
+        )
+        for d in extract_facts(p.summary.rows)
+    ]
+    if summary is not None:
+        entries.append(
+            NewJournalEntry(
+                conv.tenant_id,
+                conv.agent_id,
+                conv.id,
+                f"[{compaction_id}] {summary}",
+                "inference",
+                "context_synthesis",
+                ("summary",),
+            )
+        )
+    return entries

@@ -1,0 +1,166 @@
+"""The compaction aggregate in SQL: compaction records, the row changes they apply, and their undo."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from sleepcompact.domain.records import CompactionRecord
+from sleepcompact.domain.steps import RowChange
+from sleepcompact.store.mapping import compaction_record
+from sleepcompact.store.models import Compaction, Message
+from sleepcompact.store.search import unindex_message
+
+
+class SqlCompactions:
+    """``CompactionRepository`` over one SQLAlchemy session."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def add(self, record: CompactionRecord, meta: dict[str, Any] | None = None) -> None:
+        """Insert a compaction record."""
+        self.session.add(
+            Compaction(
+                id=record.id,
+                conversation_id=record.conversation_id,
+                trigger=record.trigger,
+                status=record.status,
+                steps=record.steps,
+                first_seq=record.first_seq,
+                last_seq=record.last_seq,
+                messages_affected=record.messages_affected,
+                tokens_before=record.tokens_before,
+                tokens_after=record.tokens_after,
+                summary_message_id=record.summary_message_id,
+                previous_compaction_id=record.previous_compaction_id,
+                summarizer_provider=record.summarizer_provider,
+                summarizer_model=record.summarizer_model,
+                llm_input_tokens=record.llm_input_tokens,
+                llm_output_tokens=record.llm_output_tokens,
+                llm_cost_usd=record.llm_cost_usd,
+                llm_batch=record.llm_batch,
+                duration_ms=record.duration_ms,
+                error=record.error,
+                input_hash=record.input_hash,
+                snapshot_epoch=record.snapshot_epoch,
+                created_at=record.created_at,
+                meta=meta or {},
+            )
+        )
+        self.session.flush()
+
+    def get(self, compaction_id: str) -> tuple[CompactionRecord, dict[str, Any]] | None:
+        """A compaction record and its metadata (prior states, summary text, flags)."""
+        row = self.session.get(Compaction, compaction_id)
+        return (compaction_record(row), dict(row.meta or {})) if row is not None else None
+
+    def of(self, conversation_id: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
+        """Compactions of the conversation with their metadata, oldest first, in one query."""
+        rows = self.session.scalars(
+            select(Compaction)
+            .where(Compaction.conversation_id == conversation_id)
+            # The epoch breaks ties of a coarse clock: it grows with every apply, restore and clear.
+            .order_by(Compaction.created_at, Compaction.snapshot_epoch, Compaction.id)
+        )
+        return [(compaction_record(r), dict(r.meta or {})) for r in rows]
+
+    def with_status(self, status: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
+        """Compactions in one status, with their metadata (e.g. ``running`` batch requests)."""
+        rows = self.session.scalars(
+            select(Compaction).where(Compaction.status == status).order_by(Compaction.id)
+        )
+        return [(compaction_record(r), dict(r.meta or {})) for r in rows]
+
+    def update(self, compaction_id: str, **values: Any) -> None:
+        """Update fields of a compaction record (status, summary_message_id, ...)."""
+        self.session.execute(update(Compaction).where(Compaction.id == compaction_id).values(**values))
+
+    def applied_after(self, conversation_id: str, snapshot_epoch: int, compaction_id: str) -> list[str]:
+        """Applied compactions later than the given one, newest first.
+
+        Ordered by the epoch each one applied at, not by clock: every apply moves the epoch on, so the
+        order is exact even when two compactions share a timestamp.
+        """
+        rows = self.session.execute(
+            select(Compaction.id)
+            .where(
+                Compaction.conversation_id == conversation_id,
+                Compaction.status == "applied",
+                Compaction.id != compaction_id,
+                Compaction.snapshot_epoch > snapshot_epoch,
+            )
+            .order_by(Compaction.snapshot_epoch.desc())
+        ).all()
+        return [str(r[0]) for r in rows]
+
+    def summary_depth(self, conversation_id: str) -> int:
+        """How many applied compactions of this conversation wrote a summary (the rolling depth)."""
+        n = self.session.scalar(
+            select(func.count())
+            .select_from(Compaction)
+            .where(
+                Compaction.conversation_id == conversation_id,
+                Compaction.status == "applied",
+                Compaction.summary_message_id.is_not(None),
+            )
+        )
+        return int(n or 0)
+
+    def apply_changes(self, compaction_id: str, changes: Sequence[RowChange]) -> list[dict[str, Any]]:
+        """Write new live views; returns each row's prior state so restore can put it back exactly."""
+        if not changes:
+            return []
+        by_id = {c.message_id: c for c in changes}
+        rows = self.session.scalars(select(Message).where(Message.id.in_(list(by_id)))).all()
+        prior: list[dict[str, Any]] = []
+        for row in rows:
+            change = by_id[row.id]
+            prior.append(
+                {
+                    "id": row.id,
+                    "state": row.state,
+                    "live_content": row.live_content,
+                    "live_tokens": row.live_tokens,
+                    "compaction_id": row.compaction_id,
+                }
+            )
+            row.state = change.state
+            row.live_content = (
+                json.dumps(change.live_content, ensure_ascii=False)
+                if change.live_content is not None
+                else None
+            )
+            row.live_tokens = change.live_tokens
+            row.compaction_id = compaction_id
+        self.session.flush()
+        prior.sort(key=lambda p: int(p["id"]))
+        return prior
+
+    def restore_rows(self, prior: Sequence[dict[str, Any]]) -> None:
+        """Put rows back exactly as ``apply_changes`` found them."""
+        if not prior:
+            return
+        # One executemany (ORM bulk UPDATE by primary key), not a statement per row.
+        self.session.execute(
+            update(Message),
+            [
+                {
+                    "id": p["id"],
+                    "state": p["state"],
+                    "live_content": p["live_content"],
+                    "live_tokens": p["live_tokens"],
+                    "compaction_id": p["compaction_id"],
+                }
+                for p in prior
+            ],
+        )
+
+    def delete_summary_message(self, message_id: int) -> None:
+        """Remove a summary row a reverted compaction wrote (its text stays in the compaction record)."""
+        unindex_message(self.session, message_id)
+        self.session.execute(delete(Message).where(Message.id == message_id, Message.kind == "summary"))
