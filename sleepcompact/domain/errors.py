@@ -59,15 +59,19 @@ class OrphanToolResult(InvalidMessage):
 
 
 class DuplicateToolCall(InvalidMessage):
-    """A tool call id that the conversation already used."""
+    """A tool call id repeated while a call with it is still unanswered (an id may be reused once its
+    earlier call has its result)."""
 
     def __init__(self, tool_call_id: str) -> None:
-        super().__init__(f"tool call id {tool_call_id!r} is already used in this conversation")
+        super().__init__(
+            f"tool call id {tool_call_id!r} is already used by a call that has no result yet "
+            "(an id may be reused only after its earlier call has its result)"
+        )
         self.tool_call_id = tool_call_id
 
 
 class DuplicateToolResult(InvalidMessage):
-    """A second result for a tool call that already has one (the API accepts one result per call)."""
+    """A result whose id names only calls that already have one (the API accepts one result per call)."""
 
     def __init__(self, tool_call_id: str) -> None:
         super().__init__(f"tool call {tool_call_id!r} already has a result")

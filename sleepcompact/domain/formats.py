@@ -25,14 +25,10 @@ from functools import partial
 from typing import Any
 
 from sleepcompact.domain import swe_agent
-from sleepcompact.domain.errors import (
-    DuplicateToolCall,
-    ImportFormatError,
-    InvalidMessage,
-    OrphanToolResult,
-)
+from sleepcompact.domain.errors import ImportFormatError, InvalidMessage
 from sleepcompact.domain.json_shapes import join_text, json_kind
 from sleepcompact.domain.messages import normalize
+from sleepcompact.domain.tool_ids import CallBook, bind_parts
 
 SOURCE_FORMATS = (
     "json_array",
@@ -276,27 +272,18 @@ class _Parser:
                 _Msg(data, where) for data, where in swe_agent.entry_messages(entry, label, self.error)
             )
         meta: dict[str, Any] = {"source_format": "swe_agent_traj"}
-        renamed = swe_agent.unique_call_ids([m.data for m in msgs])
-        if renamed:
-            meta["renamed_tool_call_ids"] = renamed
         meta.update(swe_agent.provenance(doc))
         return self.finish(msgs, meta, swe_agent.trajectory_model(doc.get("replay_config")))
 
     # -- validation -------------------------------------------------------------------------------
 
     def finish(self, msgs: list[_Msg], metadata: dict[str, Any], model: str | None) -> ParsedConversation:
-        """Validate every message and the pairing of tool calls and results, then build the result."""
-        calls: set[str] = set()
+        """Validate every message and the pairing of tool calls and results (ids scoped to their turn,
+        ``domain.tool_ids``), then build the result."""
+        book = CallBook()
         for msg in msgs:
             try:
-                normalized = normalize(msg.data, fmt="auto")
-                for call_id in normalized.tool_result_ids:
-                    if call_id not in calls:
-                        raise OrphanToolResult(call_id)
-                for call_id in normalized.tool_call_ids:
-                    if call_id in calls:
-                        raise DuplicateToolCall(call_id)
-                    calls.add(call_id)
+                bind_parts(book, normalize(msg.data, fmt="auto").parts)
             except InvalidMessage as exc:
                 raise self.error(f"{msg.label}: {exc}", line=msg.line) from exc
         if not msgs:

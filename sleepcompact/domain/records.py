@@ -71,6 +71,7 @@ class MessageRecord:
     include_in_history: bool = False
     compaction_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    call_ref: str | None = None  # the tool call id as the caller sent it (tool_call_id is its unique key)
 
     @property
     def is_live(self) -> bool:
@@ -100,6 +101,7 @@ class NewMessage:
     tool_summary_tokens: int | None = None
     include_in_history: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    call_ref: str | None = None  # the tool call id as the caller sent it (tool_call_id is its unique key)
 
 
 @dataclass(frozen=True)
@@ -188,34 +190,48 @@ def new_rows(
     first_seq: int,
     tool_names: Mapping[str, str | None],
     count: Callable[[str], int],
+    keys: Sequence[str | None] | None = None,
 ) -> list[NewMessage]:
     """The rows one appended message becomes: a seq per part, ``raw`` on the first, each tool result
-    named after the call it answers (``tool_names``: call id to tool name), the tool-provided summary
-    and the include-in-history flag lifted out of the part's metadata."""
+    named after the call it answers (``tool_names``: call key to tool name), the tool-provided summary
+    and the include-in-history flag lifted out of the part's metadata.
+
+    ``keys`` (``tool_ids.bind_parts``) are the conversation-unique keys calls and results are stored
+    under; a call's ``tool_use`` block carries its key, the row keeps the caller's id as ``call_ref``.
+    """
     rows = []
     for i, (part, cost) in enumerate(zip(normalized.parts, tokens, strict=True)):
         summary = part.metadata.get("tool_summary")
         summary = without_nul(summary) if summary else summary
         meta = {k: v for k, v in part.metadata.items() if k not in ("tool_summary", "include_in_history")}
-        name = part.tool_name if part.kind == "tool_call" else tool_names.get(part.tool_call_id or "")
+        key = keys[i] if keys is not None else part.tool_call_id
+        name = part.tool_name if part.kind == "tool_call" else tool_names.get(key or "")
         rows.append(
             NewMessage(
                 seq=first_seq + i,
                 part=i,
                 role=part.role,
                 kind=part.kind,
-                content=part.content,
+                content=_with_key(part.content, key) if part.kind == "tool_call" else part.content,
                 raw=normalized.raw if i == 0 else None,
                 tool_name=name,
-                tool_call_id=part.tool_call_id,
+                tool_call_id=key,
                 token_count=cost,
                 tool_summary=summary,
                 tool_summary_tokens=count(summary) if summary else None,
                 include_in_history=bool(part.metadata.get("include_in_history")),
                 metadata=meta,
+                call_ref=part.tool_call_id,
             )
         )
     return rows
+
+
+def _with_key(content: Content, key: str | None) -> Content:
+    """A tool call's content with its ``tool_use`` block carrying the stored key."""
+    if key is None or isinstance(content, str):
+        return content
+    return [{**b, "id": key} if b.get("type") == "tool_use" else b for b in content]
 
 
 def live_record(row: NewMessage, *, id: int, conversation_id: str, created_at: datetime) -> MessageRecord:
@@ -240,4 +256,5 @@ def live_record(row: NewMessage, *, id: int, conversation_id: str, created_at: d
         tool_summary_tokens=row.tool_summary_tokens,
         include_in_history=row.include_in_history,
         metadata=dict(row.metadata),
+        call_ref=row.call_ref,
     )

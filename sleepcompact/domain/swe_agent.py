@@ -105,32 +105,3 @@ def trajectory_model(config: Any) -> str | None:
     model = agent.get("model") if isinstance(agent, Mapping) else None
     name = model.get("name") if isinstance(model, Mapping) else None
     return name if isinstance(name, str) and name and name not in PSEUDO_MODELS else None
-
-
-def unique_call_ids(messages: list[dict[str, Any]]) -> int:
-    """Give reused OpenAI tool call ids a suffix, in place; return how many were renamed.
-
-    Replayed SWE-agent trajectories reuse ids (``call_5iDd..`` for two bash
-    calls), which the store rejects. A result answers the latest call with its
-    id, so a reused id becomes ``<id>_2``, ``<id>_3``... in the call and in the
-    results that follow it.
-    """
-    taken = {c.get("id") for m in messages for c in m.get("tool_calls", []) if isinstance(c, dict)}
-    latest: dict[str, str] = {}
-    renamed = 0
-    for msg in messages:
-        if isinstance(msg.get("tool_call_id"), str):
-            msg["tool_call_id"] = latest.get(msg["tool_call_id"], msg["tool_call_id"])
-        for call in msg.get("tool_calls", []):
-            old = call.get("id")
-            if not isinstance(old, str):
-                continue
-            if old in latest:
-                n = 2
-                while f"{old}_{n}" in taken:
-                    n += 1
-                call["id"] = f"{old}_{n}"
-                taken.add(call["id"])
-                renamed += 1
-            latest[old] = call["id"]
-    return renamed

@@ -46,11 +46,16 @@ class ConversationRepository(Protocol):
         ...
 
     def tool_calls(self, conversation_id: str, ids: Sequence[str]) -> dict[str, str | None]:
-        """Of ``ids``, those that name an existing tool call, mapped to the tool's name."""
+        """Of ``ids`` (call keys), those that name an existing tool call, mapped to the tool's name."""
         ...
 
-    def tool_results(self, conversation_id: str, ids: Sequence[str]) -> set[str]:
-        """Of ``ids``, those that already have a tool result."""
+    def calls_with_ref(self, conversation_id: str, ref: str) -> list[tuple[str, bool]]:
+        """Keys of the calls made with the caller's id ``ref``, oldest first, each with whether it has
+        its result (see ``domain.tool_ids``)."""
+        ...
+
+    def call_key_taken(self, conversation_id: str, key: str) -> bool:
+        """Whether a call of the conversation is stored under ``key``."""
         ...
 
     def add_messages(self, conversation_id: str, messages: Sequence[NewMessage], now: datetime) -> list[int]:

@@ -13,16 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from sleepcompact.domain.budget import Thresholds, output_reserve_for, resolve_window
-from sleepcompact.domain.errors import (
-    ConversationNotFound,
-    DuplicateToolCall,
-    DuplicateToolResult,
-    InvalidSetting,
-    OrphanToolResult,
-)
+from sleepcompact.domain.errors import ConversationNotFound, InvalidSetting
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, new_rows
 from sleepcompact.domain.steps import RowChange
+from sleepcompact.domain.tool_ids import CallBook, bind_parts
 from sleepcompact.ports import ConversationRepository, Dependencies, TokenCounter
 from sleepcompact.services.clock import new_id, utcnow
 
@@ -109,36 +104,35 @@ def prepare(
     return normalized, [part_tokens(p.content, counter.count) for p in normalized.parts]
 
 
+def call_book(repo: ConversationRepository, conversation_id: str) -> CallBook:
+    """The conversation's tool calls as one transaction sees them (``domain.tool_ids``)."""
+    return CallBook(
+        lookup=lambda ref: repo.calls_with_ref(conversation_id, ref),
+        is_taken=lambda key: repo.call_key_taken(conversation_id, key),
+    )
+
+
 def store_prepared(
     repo: ConversationRepository,
+    book: CallBook,
     conversation_id: str,
     normalized: NormalizedMessage,
     tokens: list[int],
     now: datetime,
     count: Callable[[str], int],
 ) -> Appended:
-    """Insert one prepared message inside the caller's transaction, checking tool-call links first."""
+    """Insert one prepared message inside the caller's transaction, binding its tool calls and results
+    first (``book`` is the transaction's ``call_book``): a reused id is scoped to its turn, a bad one
+    raises before anything is written."""
     parts = normalized.parts
     total = sum(tokens)
     first = repo.reserve_seqs(conversation_id, len(parts), total, len(parts), now)
     if first is None:
         raise ConversationNotFound(conversation_id)
-    call_ids = normalized.tool_call_ids
-    if len(set(call_ids)) != len(call_ids):
-        dup = next(c for c in call_ids if call_ids.count(c) > 1)
-        raise DuplicateToolCall(dup)
-    if call_ids and (taken := repo.tool_calls(conversation_id, call_ids)):
-        raise DuplicateToolCall(next(iter(taken)))
-    result_ids = normalized.tool_result_ids
-    known = repo.tool_calls(conversation_id, result_ids)
-    for tid in result_ids:
-        if tid not in known:
-            raise OrphanToolResult(tid)
-    if len(set(result_ids)) != len(result_ids):
-        raise DuplicateToolResult(next(t for t in result_ids if result_ids.count(t) > 1))
-    if result_ids and (answered := repo.tool_results(conversation_id, result_ids)):
-        raise DuplicateToolResult(sorted(answered)[0])
-    rows = new_rows(normalized, tokens, first_seq=first, tool_names=known, count=count)
+    keys = bind_parts(book, parts)
+    results = [k for k, p in zip(keys, parts, strict=True) if k is not None and p.kind == "tool_result"]
+    names = repo.tool_calls(conversation_id, results)
+    rows = new_rows(normalized, tokens, first_seq=first, tool_names=names, count=count, keys=keys)
     repo.add_messages(conversation_id, rows, now)
     return Appended(conversation_id, tuple(r.seq for r in rows), total)
 
@@ -150,9 +144,9 @@ def append(
     counter = deps.counter
     normalized, tokens = prepare(message, counter, fmt=fmt, max_bytes=deps.settings.max_message_bytes)
     with deps.uow() as uow:
-        result = store_prepared(
-            uow.conversations, conversation_id, normalized, tokens, utcnow(), counter.count
-        )
+        repo = uow.conversations
+        book = call_book(repo, conversation_id)
+        result = store_prepared(repo, book, conversation_id, normalized, tokens, utcnow(), counter.count)
         uow.commit()
     return result
 
@@ -164,10 +158,9 @@ def append_many(
     counter, limit = deps.counter, deps.settings.max_message_bytes
     prepared = [prepare(m, counter, fmt=fmt, max_bytes=limit) for m in messages]
     with deps.uow() as uow:
-        now = utcnow()
-        out = [
-            store_prepared(uow.conversations, conversation_id, n, t, now, counter.count) for n, t in prepared
-        ]
+        now, repo = utcnow(), uow.conversations
+        book = call_book(repo, conversation_id)
+        out = [store_prepared(repo, book, conversation_id, n, t, now, counter.count) for n, t in prepared]
         uow.commit()
     return out
 

@@ -14,7 +14,13 @@ from sleepcompact.domain.messages import MessageFormat, NormalizedMessage
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.ports import Dependencies
 from sleepcompact.services.clock import utcnow
-from sleepcompact.services.conversations import ConversationSpec, build_conversation, prepare, store_prepared
+from sleepcompact.services.conversations import (
+    ConversationSpec,
+    build_conversation,
+    call_book,
+    prepare,
+    store_prepared,
+)
 
 EXPORT_FORMAT = "sleepcompact.export/1"
 
@@ -123,9 +129,10 @@ def import_conversations(
             else:
                 _check_compatible(existing, spec, explicit)
                 cid = existing.id
+            book = call_book(uow.conversations, cid)
             for i, (normalized, tokens) in enumerate(prepared):
                 try:
-                    store_prepared(uow.conversations, cid, normalized, tokens, now, deps.counter.count)
+                    store_prepared(uow.conversations, book, cid, normalized, tokens, now, deps.counter.count)
                 except InvalidMessage as exc:
                     raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
             uow.commit()

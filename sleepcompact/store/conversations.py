@@ -8,13 +8,15 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from sqlalchemy import bindparam, func, null, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from sleepcompact.domain.messages import content_text
 from sleepcompact.domain.records import ConversationRecord, MessageRecord, NewMessage
 from sleepcompact.store.mapping import conversation_record, dump_content, message_record
 from sleepcompact.store.models import Compaction, Conversation, Message
 from sleepcompact.store.search import index_messages, matching_ids
+
+Message_call = aliased(Message, name="call")
 
 _CONVERSATION_COLUMNS = tuple(
     getattr(Conversation, a.key).label(a.key) for a in Conversation.__mapper__.column_attrs
@@ -151,18 +153,40 @@ class SqlConversations:
         )
         return {str(tid): name for tid, name in rows}
 
-    def tool_results(self, conversation_id: str, ids: Sequence[str]) -> set[str]:
-        """Of ``ids``, the tool calls that already have a result."""
-        if not ids:
-            return set()
-        rows = self.session.scalars(
-            select(Message.tool_call_id).where(
+    def calls_with_ref(self, conversation_id: str, ref: str) -> list[tuple[str, bool]]:
+        """Keys of the calls made with ``ref``, oldest first, each with whether it has its result."""
+        answered = (
+            select(Message.id)
+            .where(
                 Message.conversation_id == conversation_id,
                 Message.kind == "tool_result",
-                Message.tool_call_id.in_(list(ids)),
+                Message.tool_call_id == Message_call.tool_call_id,
             )
+            .exists()
         )
-        return {str(r) for r in rows}
+        rows = self.session.execute(
+            select(Message_call.tool_call_id, answered)
+            .where(
+                Message_call.conversation_id == conversation_id,
+                Message_call.kind == "tool_call",
+                Message_call.call_ref == ref,
+            )
+            .order_by(Message_call.seq)
+        )
+        return [(str(key), bool(done)) for key, done in rows]
+
+    def call_key_taken(self, conversation_id: str, key: str) -> bool:
+        """Whether a call of the conversation is stored under ``key``."""
+        found = self.session.scalar(
+            select(Message.id)
+            .where(
+                Message.conversation_id == conversation_id,
+                Message.kind == "tool_call",
+                Message.tool_call_id == key,
+            )
+            .limit(1)
+        )
+        return found is not None
 
     def add_messages(self, conversation_id: str, messages: Sequence[NewMessage], now: datetime) -> list[int]:
         """Insert rows, all live, and return their ids."""
@@ -177,6 +201,7 @@ class SqlConversations:
                 raw=m.raw,
                 tool_name=m.tool_name,
                 tool_call_id=m.tool_call_id,
+                call_ref=m.call_ref,
                 token_count=m.token_count,
                 state="live",
                 live_content=None,

@@ -86,6 +86,7 @@ def message_record(row: Message) -> MessageRecord:
         include_in_history=row.include_in_history,
         compaction_id=row.compaction_id,
         metadata=dict(row.meta or {}),
+        call_ref=row.call_ref,
     )
 
 

@@ -81,7 +81,9 @@ class Message(Base):
     content: Mapped[str] = mapped_column(Text)
     raw: Mapped[str | None] = mapped_column(Text)
     tool_name: Mapped[str | None] = mapped_column(String(256))
-    tool_call_id: Mapped[str | None] = mapped_column(String(256))
+    tool_call_id: Mapped[str | None] = mapped_column(String(256))  # unique in the conversation
+    # The tool call id as the caller sent it; several calls may share it (see domain/tool_ids.py).
+    call_ref: Mapped[str | None] = mapped_column(String(256))
     token_count: Mapped[int] = mapped_column(Integer)
     state: Mapped[str] = mapped_column(String(16), default="live")
     live_content: Mapped[str | None] = mapped_column(Text)
@@ -104,6 +106,7 @@ class Message(Base):
             postgresql_where=text("state != 'archived'"),
         ),
         Index("ix_message_tool_call", "conversation_id", "tool_call_id"),
+        Index("ix_message_call_ref", "conversation_id", "call_ref"),
         Index("ix_message_compaction", "compaction_id"),
     )
 

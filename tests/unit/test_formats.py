@@ -11,6 +11,7 @@ import pytest
 from sleepcompact.domain.errors import ImportFormatError
 from sleepcompact.domain.formats import SOURCE_FORMATS, ParsedConversation, parse_import
 from sleepcompact.domain.messages import normalize
+from sleepcompact.domain.tool_ids import CallBook, bind_parts
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trajectories"
 SWE_AGENT = DATA / "swe-agent"
@@ -46,6 +47,19 @@ def _pairing(messages: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return calls, results
 
 
+def _bound(messages: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The keys every tool call and result is bound to, turn by turn (``domain.tool_ids``)."""
+    book = CallBook()
+    calls: list[str] = []
+    results: list[str] = []
+    for msg in messages:
+        parts = normalize(msg, fmt="auto").parts
+        for part, key in zip(parts, bind_parts(book, parts), strict=True):
+            if key is not None:
+                (calls if part.kind == "tool_call" else results).append(key)
+    return calls, results
+
+
 def _traj(name_start: str) -> Path:
     matches = [p for p in TRAJS if p.name.startswith(name_start)]
     assert len(matches) == 1, matches
@@ -70,7 +84,7 @@ def test_every_swe_agent_trajectory_parses_into_one_clean_conversation(path: Pat
     assert [m["role"] for m in conv.messages] == [h["role"] for h in history]
     for msg in conv.messages:
         assert set(msg) <= {"role", "content", "tool_calls", "tool_call_id"}
-    calls, results = _pairing(conv.messages)
+    calls, results = _bound(conv.messages)
     assert len(calls) == len(set(calls))
     assert sorted(results) == sorted(calls)  # every call is answered exactly once
     assert conv.messages[0]["role"] == "system"
@@ -103,25 +117,25 @@ def test_function_calling_simple_yields_openai_tool_calls_and_results() -> None:
 
 
 @needs_data
-def test_replayed_trajectory_reused_call_ids_get_unique_suffixes() -> None:
+def test_replayed_trajectory_reused_call_ids_are_kept_and_scoped_to_their_turn() -> None:
     path = _traj("replay__marshmallow-code__marshmallow-1867__function_calling__install-1")
     conv = _one(path.read_bytes())
     assert len(conv.messages) == 24
     assert conv.model == "gpt-4o"
     assert conv.metadata["exit_status"] == "submitted"
     assert conv.metadata["submission"].lstrip().startswith("diff --git a/src/marshmallow/fields.py")
-    assert conv.metadata["renamed_tool_call_ids"] == 5
-    calls, results = _pairing(conv.messages)
-    assert len(calls) == 11
-    assert results == calls
+    # The ids stay as the trajectory wrote them: the same id for four bash calls.
+    stem = "call_5iDdbOYybq7L19vqXmR0DPaU"
     bash_ids = [
         c["id"] for m in conv.messages for c in m.get("tool_calls", []) if c["function"]["name"] == "bash"
     ]
-    stem = "call_5iDdbOYybq7L19vqXmR0DPaU"
-    assert bash_ids == [stem, f"{stem}_2", f"{stem}_3", f"{stem}_4"]
-    # Each result follows its own (renamed) call.
-    assert conv.messages[9]["tool_call_id"] == f"{stem}_2"
+    assert bash_ids == [stem] * 4
+    assert conv.messages[9]["tool_call_id"] == stem
     assert conv.messages[9]["content"].startswith("AUTHORS.rst")
+    # Bound turn by turn, each call gets its own key and each result answers the call just before it.
+    calls, results = _bound(conv.messages)
+    assert len(calls) == 11 and results == calls
+    assert [k for k in calls if k.startswith(stem)] == [stem, f"{stem}_2", f"{stem}_3", f"{stem}_4"]
 
 
 @needs_data
@@ -130,14 +144,17 @@ def test_other_function_calling_trajectories_have_the_counts_checked_by_hand() -
         _traj("replay__marshmallow-code__marshmallow-1867__function_calling_replace_from").read_bytes()
     )
     # Its model is SWE-agent's "replay" pseudo-model, which names no LLM.
-    assert (len(conv.messages), conv.model, conv.metadata["renamed_tool_call_ids"]) == (28, None, 4)
-    calls, results = _pairing(conv.messages)
-    assert (len(calls), results == calls) == (13, True)
+    assert (len(conv.messages), conv.model) == (28, None)
+    calls, results = _bound(conv.messages)
+    assert (len(calls), results == calls, sum(1 for k in calls if k.endswith(("_2", "_3", "_4", "_5")))) == (
+        13,
+        True,
+        4,
+    )
 
     conv = _one(_traj("testdata__gpt4__swe-agent-test-repo").read_bytes())
     assert (len(conv.messages), conv.model) == (10, "gpt-4o")
-    assert "renamed_tool_call_ids" not in conv.metadata
-    calls, _ = _pairing(conv.messages)
+    calls, _ = _bound(conv.messages)
     assert calls == [
         "call_fJuazlMUN5fQDQ73G6XSpYpx",
         "call_OhmPHGZp0XJ6JRnNkQaYcBMs",
@@ -498,9 +515,16 @@ def test_tool_result_before_its_call_is_an_orphan() -> None:
         parse_import(json.dumps(msgs).encode())
 
 
-def test_duplicate_tool_call_id_names_the_message() -> None:
+def test_a_tool_call_id_reused_after_its_result_imports() -> None:
     msgs = [*OPENAI[1:4], OPENAI[2], OPENAI[3]]
-    with pytest.raises(ImportFormatError, match=r"messages\[3\]: tool call id 'call_1' is already used"):
+    conv = _one(json.dumps({"messages": msgs}).encode())
+    assert conv.messages == msgs  # kept as written; bound turn by turn
+    assert _bound(conv.messages) == (["call_1", "call_1_2"], ["call_1", "call_1_2"])
+
+
+def test_a_tool_call_id_repeated_while_unanswered_names_the_message() -> None:
+    msgs = [*OPENAI[1:3], OPENAI[2], OPENAI[3]]
+    with pytest.raises(ImportFormatError, match=r"messages\[2\]: tool call id 'call_1' is already used by a call"):
         parse_import(json.dumps({"messages": msgs}).encode())
 
 
