@@ -21,11 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sleepcompact.domain.blocks import EMPTY_RESULT
 from sleepcompact.domain.messages import Content, content_text
 from sleepcompact.domain.records import MessageRecord, logical_order
 
 RESUMED_PLACEHOLDER = "[conversation resumed]"
 UNANSWERED_RESULT = "[no result was recorded for this tool call]"
+OPENAI_ONLY = ("input_audio", "file", "input_file")
+"""Parts OpenAI accepts and Anthropic does not: an Anthropic rendering names them in text instead."""
 
 
 @dataclass(frozen=True)
@@ -39,16 +42,25 @@ class Rendered:
 def _blocks(content: Content) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    return [dict(b) for b in content]
+    return [_anthropic_block(b) for b in content]
+
+
+def _anthropic_block(block: dict[str, Any]) -> dict[str, Any]:
+    """A stored block as Anthropic takes it: verbatim, but for OpenAI-only parts, named in text."""
+    if block.get("type") in OPENAI_ONLY:
+        return {"type": "text", "text": f"[{block.get('type')} attachment omitted: not supported here]"}
+    return dict(block)
 
 
 def _result_block(row: MessageRecord) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": row.tool_call_id}
     view = row.view
-    if view:
-        block["content"] = view if isinstance(view, str) else _blocks(view)
+    # Both providers want a result to say something: an empty one says that it was empty.
+    block["content"] = (view if isinstance(view, str) else _blocks(view)) if view else EMPTY_RESULT
     if row.metadata.get("is_error"):
         block["is_error"] = True
+    if isinstance(row.metadata.get("cache_control"), dict):
+        block["cache_control"] = dict(row.metadata["cache_control"])
     return block
 
 
@@ -162,7 +174,7 @@ def _simplify(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for msg in messages:
         content = msg["content"]
-        if len(content) == 1 and content[0].get("type") == "text":
+        if len(content) == 1 and content[0].get("type") == "text" and set(content[0]) == {"type", "text"}:
             out.append({"role": msg["role"], "content": content[0]["text"]})
         else:
             out.append(msg)
@@ -175,6 +187,7 @@ def render_openai(
     """OpenAI chat form: system first, tool calls on assistant turns, one tool message per result.
 
     ``memories`` (the recalled-notes block) is a user message of its own right after the system message.
+    Thinking blocks are Anthropic's and are left out; server tool blocks travel as their text.
     """
     anthropic = render_anthropic(rows, system)
     out: list[dict[str, Any]] = []
@@ -186,34 +199,13 @@ def render_openai(
         content = msg["content"]
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if msg["role"] == "assistant":
-            text = "\n".join(str(b["text"]) for b in blocks if b.get("type") == "text")
-            calls = [
-                {
-                    "id": b["id"],
-                    "type": "function",
-                    "function": {
-                        "name": b["name"],
-                        "arguments": json.dumps(b.get("input", {}), ensure_ascii=False),
-                    },
-                }
-                for b in blocks
-                if b.get("type") == "tool_use"
-            ]
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
-            if calls:
-                entry["tool_calls"] = calls
-            out.append(entry)
+            out.append(_openai_assistant(blocks))
             continue
         rest: list[dict[str, Any]] = []
         for b in blocks:
             if b.get("type") == "tool_result":
-                out.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": b["tool_use_id"],
-                        "content": _flatten(b.get("content", "")),
-                    }
-                )
+                text = _flatten(b.get("content", "")) or EMPTY_RESULT
+                out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": text})
             else:
                 rest.append(b)
         if rest:
@@ -221,18 +213,49 @@ def render_openai(
     return out
 
 
+def _openai_assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    texts = [
+        str(b["text"]) if b.get("type") == "text" else content_text([b])
+        for b in blocks
+        if b.get("type") not in ("tool_use", "thinking", "redacted_thinking")
+    ]
+    calls = [
+        {
+            "id": b["id"],
+            "type": "function",
+            "function": {"name": b["name"], "arguments": json.dumps(b.get("input", {}), ensure_ascii=False)},
+        }
+        for b in blocks
+        if b.get("type") == "tool_use"
+    ]
+    text = "\n".join(t for t in texts if t)
+    entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        entry["tool_calls"] = calls
+    elif not text:
+        entry["content"] = RESUMED_PLACEHOLDER  # only thinking: OpenAI wants some content
+    return entry
+
+
 def _openai_user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     if all(b.get("type") == "text" for b in blocks):
         return "\n\n".join(str(b["text"]) for b in blocks)
-    parts: list[dict[str, Any]] = []
-    for b in blocks:
-        if b.get("type") == "text":
-            parts.append({"type": "text", "text": b["text"]})
-        elif b.get("type") == "image":
-            src = b.get("source", {})
-            if src.get("type") == "base64":
-                url = f"data:{src.get('media_type')};base64,{src.get('data')}"
-            else:
-                url = str(src.get("url", ""))
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-    return parts
+    return [_openai_part(b) for b in blocks]
+
+
+def _openai_part(b: dict[str, Any]) -> dict[str, Any]:
+    btype = b.get("type")
+    src = b.get("source") if isinstance(b.get("source"), dict) else {}
+    if btype == "image":
+        url = (
+            f"data:{src.get('media_type')};base64,{src.get('data')}"
+            if src.get("type") == "base64"
+            else src.get("url")
+        )
+        return {"type": "image_url", "image_url": {"url": str(url or "")}}
+    if btype == "document" and src.get("type") == "base64":
+        data = f"data:{src.get('media_type')};base64,{src.get('data')}"
+        return {"type": "file", "file": {"file_data": data, "filename": "document.pdf"}}
+    if btype in ("input_audio", "file"):
+        return dict(b)
+    return {"type": "text", "text": str(b["text"]) if btype == "text" else content_text([b]) or f"[{btype}]"}

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sleepcompact.domain.errors import DuplicateToolCall, DuplicateToolResult, OrphanToolResult
-from sleepcompact.domain.messages import Part
+from sleepcompact.domain.parts import Part
 
 Lookup = Callable[[str], list[tuple[str, bool]]]
 """``lookup(ref)``: the keys of the conversation's earlier calls with that ref, oldest first, each with

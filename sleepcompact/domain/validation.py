@@ -1,9 +1,10 @@
-"""A strict validator of the Anthropic Messages request shape.
+"""Strict validators of the request shapes: Anthropic Messages and OpenAI chat.
 
-The guard and the tests use it to prove a rendered context would be accepted:
-roles alternate starting with user, no content is empty, every ``tool_use`` is
-answered at the start of the next user turn and every ``tool_result`` answers
-a call of the turn just before.
+The guard and the tests use them to prove a rendered context would be accepted. Anthropic: roles
+alternate starting with user, no content or text block is empty, tool ids are unique in the request,
+every ``tool_use`` is answered at the start of the next user turn and every ``tool_result`` answers a
+call of the turn just before, and thinking blocks open their assistant turn. OpenAI: known roles,
+every tool call answered by the tool messages that follow it, ids unique, no empty content.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def anthropic_problems(messages: Sequence[dict[str, Any]], *, allow_pending_call
         problems.append("the first message is not a user message")
     prev_role: str | None = None
     pending: list[str] = []
+    seen: set[str] = set()
     for i, msg in enumerate(messages):
         role = msg.get("role")
         if role not in ("user", "assistant"):
@@ -38,8 +40,10 @@ def anthropic_problems(messages: Sequence[dict[str, Any]], *, allow_pending_call
             pending = []
         else:
             pending = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
-            if len(set(pending)) != len(pending):
-                problems.append(f"message {i}: duplicate tool_use ids")
+            if len(set(pending)) != len(pending) or seen & set(pending):
+                problems.append(f"message {i}: duplicate tool_use ids (an id is used twice in the request)")
+            seen.update(pending)
+            _check_thinking(i, blocks, problems)
         prev_role = role
     if pending and not allow_pending_calls:
         problems.append("the last assistant turn has unanswered tool calls")
@@ -88,3 +92,43 @@ def _check_results(i: int, blocks: list[dict[str, Any]], pending: list[str], pro
     for tid in pending:
         if tid not in answered:
             problems.append(f"message {i}: tool_use {tid} of the previous turn is not answered")
+
+
+def _check_thinking(i: int, blocks: list[dict[str, Any]], problems: list[str]) -> None:
+    """Thinking blocks open their assistant turn (the API refuses them after text or tool use)."""
+    kinds = [b.get("type") in ("thinking", "redacted_thinking") for b in blocks]
+    if any(kinds) and kinds != sorted(kinds, reverse=True):
+        problems.append(f"message {i}: a thinking block comes after other content")
+
+
+def openai_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Every rule an OpenAI chat request breaks; empty when it is valid."""
+    problems: list[str] = []
+    pending: list[str] = []
+    seen: set[str] = set()
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            problems.append(f"message {i}: unknown role {role!r}")
+            continue
+        if role == "tool":
+            tid = str(msg.get("tool_call_id"))
+            if tid not in pending:
+                problems.append(f"message {i}: tool result {tid} answers no pending call")
+            else:
+                pending.remove(tid)
+            if not msg.get("content"):
+                problems.append(f"message {i}: empty tool result")
+            continue
+        if pending:
+            problems.append(f"message {i}: tool calls {pending} are not answered")
+            pending = []
+        calls = [str(c.get("id")) for c in msg.get("tool_calls") or []]
+        if role == "assistant" and calls:
+            if len(set(calls)) != len(calls) or seen & set(calls):
+                problems.append(f"message {i}: a tool call id is used twice in the request")
+            seen.update(calls)
+            pending = calls
+        elif not msg.get("content"):
+            problems.append(f"message {i}: empty {role} content")
+    return problems

@@ -450,10 +450,11 @@ def test_block_without_type_is_malformed() -> None:
         normalize({"role": "user", "content": [{"text": "no type"}]})
 
 
-def test_unknown_block_type_is_malformed() -> None:
-    with pytest.raises(MalformedContent) as info:
-        normalize({"role": "user", "content": [{"type": "hologram", "data": "x"}]})
-    assert "'hologram'" in str(info.value)
+def test_an_unknown_block_type_is_kept_verbatim() -> None:
+    # A future block type is stored and passed back as received (only tool_use/tool_result pair up).
+    block = {"type": "hologram", "data": "x", "cache_control": {"type": "ephemeral"}}
+    (part,) = normalize({"role": "user", "content": [block]}).parts
+    assert part.content == [block]
 
 
 def test_integer_content_is_malformed() -> None:
