@@ -177,3 +177,22 @@ class NotRestorable(SleepcompactError):
 
 class NothingToRerun(SleepcompactError):
     """The conversation has no applied compaction since its last clear."""
+
+
+class RequestTooLarge(SleepcompactError):
+    """The protected turns alone carry more attachments or bytes than the provider accepts in one request
+    (raised before the call, with the figures; nothing was written)."""
+
+    def __init__(
+        self, conversation_id: str, *, attachments: int, size: int, max_attachments: int, max_bytes: int
+    ):
+        super().__init__(
+            f"conversation {conversation_id}: the request would carry {attachments} images or documents and "
+            f"{size:,} bytes, over the provider's limits ({max_attachments}, {max_bytes:,} bytes), even with "
+            "every attachment outside the last user turns archived"
+        )
+        self.conversation_id = conversation_id
+        self.attachments = attachments
+        self.size = size
+        self.max_attachments = max_attachments
+        self.max_bytes = max_bytes

@@ -9,7 +9,12 @@ holds, each as a list of message dicts that ``normalize`` accepts. It detects:
 * ``jsonl_messages``: one message object per line;
 * ``swe_agent_traj``: a SWE-agent ``.traj`` file (an object with ``history``);
 * ``mini_swe_agent``: mini-swe-agent records, one object with ``messages`` per line;
-* ``sleepcompact_export``: sleepcompact's own export (``"format": "sleepcompact.export/1"``).
+* ``sleepcompact_export``: sleepcompact's own export (``"format": "sleepcompact.export/1"``);
+* ``claude_code``: a Claude Code session transcript (JSONL under ``~/.claude/projects/``);
+* ``responses_items``: an OpenAI Responses API / Agents SDK item list (a JSON array or JSONL);
+* ``langchain_messages``: LangChain's ``messages_to_dict`` output.
+
+The readers of the last three are in ``sleepcompact.domain.agent_logs``.
 
 An import is all-or-nothing: every message is validated with ``normalize`` and
 every tool result must answer an earlier tool call of its conversation, and any
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sleepcompact.domain import swe_agent
+from sleepcompact.domain import agent_logs, swe_agent
 from sleepcompact.domain.errors import ImportFormatError, InvalidMessage
 from sleepcompact.domain.json_shapes import join_text, json_kind
 from sleepcompact.domain.messages import normalize
@@ -37,6 +42,9 @@ SOURCE_FORMATS = (
     "swe_agent_traj",
     "mini_swe_agent",
     "sleepcompact_export",
+    "claude_code",
+    "responses_items",
+    "langchain_messages",
 )
 EXPORT_FORMAT = "sleepcompact.export/1"
 _BOM = b"\xef\xbb\xbf"
@@ -116,10 +124,16 @@ class _Parser:
         except RecursionError as exc:
             raise self.error("the JSON is nested too deeply") from exc
         make: Callable[[], ParsedConversation]
-        if isinstance(doc, list):
+        if isinstance(doc, list) and agent_logs.looks_like_langchain(doc):
+            make = partial(self.langchain, doc)
+        elif isinstance(doc, list) and agent_logs.looks_like_responses(doc):
+            make = partial(self.responses, doc)
+        elif isinstance(doc, list):
             make = partial(self.json_array, doc)
         elif not isinstance(doc, dict):
             raise self.error(f"expected a JSON array or object of messages, got a JSON {json_kind(doc)}")
+        elif agent_logs.looks_like_claude_code(doc):
+            make = partial(self.claude_code, [(1, doc)])
         elif str(doc.get("format", "")).startswith("sleepcompact.export"):
             make = partial(self.export, doc)
         elif "history" in doc:
@@ -180,6 +194,10 @@ class _Parser:
                 )
             rows.append((number, value))
         first_line, first = rows[0]
+        if any(agent_logs.looks_like_claude_code(row) for _, row in rows[:5]):
+            return self.select([lambda: self.claude_code(rows)], all_records, record)
+        if agent_logs.looks_like_responses([row for _, row in rows]):
+            return self.select([lambda: self.responses([row for _, row in rows])], all_records, record)
         if "messages" in first:
             for number, row in rows:
                 if "messages" not in row:
@@ -256,6 +274,23 @@ class _Parser:
             if isinstance(conversation.get("model"), str):
                 model = conversation["model"]
         return self.finish(self._objects(appended, "appended"), meta, model)
+
+    # -- agent logs (agent_logs.py) ----------------------------------------------------------------
+
+    def claude_code(self, rows: list[tuple[int, dict[str, Any]]]) -> ParsedConversation:
+        located, meta, model = agent_logs.claude_code(rows)
+        return self.finish([_Msg(data, where, line) for data, where, line in located], meta, model)
+
+    def responses(self, items: list[Any]) -> ParsedConversation:
+        located = agent_logs.responses_items(items, self.error)
+        return self.finish(
+            [_Msg(d, w, ln) for d, w, ln in located], {"source_format": "responses_items"}, None
+        )
+
+    def langchain(self, items: list[dict[str, Any]]) -> ParsedConversation:
+        located = agent_logs.langchain_messages(items)
+        meta = {"source_format": "langchain_messages"}
+        return self.finish([_Msg(d, w, ln) for d, w, ln in located], meta, None)
 
     # -- SWE-agent (swe_agent.py) -----------------------------------------------------------------
 

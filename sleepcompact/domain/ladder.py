@@ -1,20 +1,23 @@
 """The compaction ladder: plan the cheapest layout that fits (DESIGN section 4).
 
 ``plan(snapshot, budget, policy, count)`` is pure. It walks the steps
-cheapest first (tool-provided summaries, middle-out truncation, observation
-masking, then extraction and summarization of the prefix outside the preserve
-window) over the sections HISTORY, IN_LOOP and CURRENT, and stops at the first
-layout whose tokens fit the target. The LLM call itself happens outside: the
-plan says what to summarize and how large the summary may be. The LLM-free
-steps themselves, and the row changes they make, live in ``sleepcompact.domain.steps``.
+cheapest first (tool-provided summaries, thinking of past turns, attachments
+outside the protected turns, middle-out truncation, observation masking, then
+extraction and summarization of the prefix outside the preserve window) over
+the sections HISTORY, IN_LOOP and CURRENT, and stops at the first layout whose
+tokens fit the target (and whose attachments and bytes fit the provider's limits).
+The LLM call itself happens outside: the plan says what to summarize and how large
+the summary may be. The LLM-free steps themselves, and the row changes they make,
+live in ``sleepcompact.domain.steps`` and ``sleepcompact.domain.elision``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
 from sleepcompact.domain.budget import Budget
+from sleepcompact.domain.elision import RequestLimits, drop_thinking, elide_attachments, within
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD
 from sleepcompact.domain.records import ConversationRecord, MessageRecord, logical_order
 from sleepcompact.domain.steps import (
@@ -111,6 +114,7 @@ class Plan:
     fits: bool
     reason: str
     sections: dict[str, int] = field(default_factory=dict)
+    over_limits: bool = False  # the live rows carried more attachments or bytes than one request may
 
     @property
     def is_noop(self) -> bool:
@@ -137,58 +141,38 @@ def assign_sections(rows: Sequence[MessageRecord]) -> list[str]:
 
 
 def plan(
-    snapshot: Snapshot, budget: Budget, policy: Policy, count: Count, *, force_summary: bool = False
+    snapshot: Snapshot,
+    budget: Budget,
+    policy: Policy,
+    count: Count,
+    *,
+    force_summary: bool = False,
+    limits: RequestLimits | None = None,
 ) -> Plan:
-    """Choose the cheapest layout that fits ``budget.target``; see the module docstring."""
+    """Choose the cheapest layout that fits ``budget.target`` and the provider's request ``limits``
+    (attachments and bytes); see the module docstring."""
+    limits = limits or RequestLimits()
     rows = tuple(logical_order(snapshot.rows))
     layout = _Layout(rows, budget, snapshot.extra_tokens)
     before = layout.total()
     sections = assign_sections(rows)
     by_section = {s: [i for i, sec in enumerate(sections) if sec == s] for s in SECTIONS}
     section_sizes = {s: sum(rows[i].live_tokens for i in by_section[s]) for s in SECTIONS}
-    if layout.fits() and not force_summary:
+    over_limits = not within(layout, limits)
+    if layout.fits() and not force_summary and not over_limits:
         return Plan(
             before, budget.target, (), (), None, before, True, "already under the target", section_sizes
         )
-
-    usable = budget.usable
-    # Each placeholder is counted once, here; the mask step reuses it.
-    candidates = {
-        i: _placeholder(rows[i], count)
-        for i in _mask_candidates(layout, policy.protect(usable), policy.protected_user_turns)
-    }
-    mask_total = sum(layout.tokens[i] - view[1] for i, view in candidates.items())
-    mask_allowed = mask_total >= policy.minimum(usable)
-
-    steps: list[tuple[str, Callable[[list[int]], tuple[int, int]]]] = [
-        ("tool_summary", lambda idx: _tool_summaries(layout, idx, count)),
-        ("truncate", lambda idx: _truncate(layout, idx, policy.cap(usable), count)),
-    ]
-    if mask_allowed:
-        steps.append(("mask", lambda idx: _mask(layout, idx, candidates, count)))
-    for name, step in steps:
-        for section in SECTIONS:
-            if layout.fits() and not force_summary:
-                break
-            saved, n = step(by_section[section])
-            if n:
-                layout.steps.append(StepResult(name, section, n, saved))
-    if not layout.fits():
-        # One long agent loop is all "current turn": mask inside it too, keeping the newest tool output.
-        inner = {i: _placeholder(rows[i], count) for i in _mask_candidates(layout, policy.protect(usable), 0)}
-        for section in SECTIONS:
-            if layout.fits():
-                break
-            saved, n = _mask(layout, by_section[section], inner, count)
-            if n:
-                layout.steps.append(StepResult("mask", section, n, saved))
+    _llm_free_steps(layout, by_section, policy, count, force_summary, limits)
     if layout.fits() and not force_summary:
-        return _finish(layout, before, None, "fits after LLM-free steps", section_sizes)
-
+        reason = "fits after LLM-free steps"
+        if not within(layout, limits):
+            reason = "the protected turns alone exceed the provider's request limits (attachments, bytes)"
+        return replace(_finish(layout, before, None, reason, section_sizes), over_limits=over_limits)
     summary = _summary_request(layout, policy, count, force_summary)
     summary_size = summary.max_tokens + MESSAGE_OVERHEAD if summary else 0
     if not layout.fits(summary_size):
-        _truncate_kept(layout, policy.cap(usable), summary_size, count)
+        _truncate_kept(layout, policy.cap(budget.usable), summary_size, count)
     if summary is None:
         if not layout.fits():
             reason = "cannot fit: too few messages outside the preserve window to summarize"
@@ -198,6 +182,61 @@ def plan(
             reason = "already under the target; too few messages worth summarizing"
         return _finish(layout, before, None, reason, section_sizes)
     return _finish(layout, before, summary, "summarize the prefix outside the preserve window", section_sizes)
+
+
+def _llm_free_steps(
+    layout: _Layout,
+    by_section: dict[str, list[int]],
+    policy: Policy,
+    count: Count,
+    force_summary: bool,
+    limits: RequestLimits,
+) -> None:
+    """The rungs that need no LLM, cheapest first, each only while the layout does not fit yet."""
+    usable = layout.budget.usable
+    # The mask candidates come from the layout as loaded, as they always have; each placeholder is
+    # counted once, here, and the mask step reuses it.
+    candidates = {
+        i: _placeholder(layout.rows[i], count)
+        for i in _mask_candidates(layout, policy.protect(usable), policy.protected_user_turns)
+    }
+    mask_allowed = sum(layout.tokens[i] - view[1] for i, view in candidates.items()) >= policy.minimum(usable)
+
+    def go() -> bool:
+        return not layout.fits() or force_summary
+
+    def record(name: str, section: str, result: tuple[int, int]) -> None:
+        if result[1]:
+            layout.steps.append(StepResult(name, section, result[1], result[0]))
+
+    for section in SECTIONS:
+        if go():
+            record("tool_summary", section, _tool_summaries(layout, by_section[section], count))
+    if go():
+        record("thinking", "HISTORY", drop_thinking(layout, count))
+    if go() or not within(layout, limits):
+        protected = policy.protected_user_turns
+        record(
+            "attachments",
+            "HISTORY",
+            elide_attachments(layout, count, protected, until_fits=not force_summary, limits=limits),
+        )
+    for section in SECTIONS:
+        if go():
+            record("truncate", section, _truncate(layout, by_section[section], policy.cap(usable), count))
+    if mask_allowed:
+        for section in SECTIONS:
+            if go():
+                record("mask", section, _mask(layout, by_section[section], candidates, count))
+    if not layout.fits():
+        # One long agent loop is all "current turn": mask inside it too, keeping the newest tool output.
+        inner = {
+            i: _placeholder(layout.rows[i], count)
+            for i in _mask_candidates(layout, policy.protect(usable), 0)
+        }
+        for section in SECTIONS:
+            if not layout.fits():
+                record("mask", section, _mask(layout, by_section[section], inner, count))
 
 
 def _valid_boundary(row: MessageRecord) -> bool:

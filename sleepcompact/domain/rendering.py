@@ -245,7 +245,8 @@ def _openai_user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, A
 
 def _openai_part(b: dict[str, Any]) -> dict[str, Any]:
     btype = b.get("type")
-    src = b.get("source") if isinstance(b.get("source"), dict) else {}
+    raw_source = b.get("source")
+    src: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
     if btype == "image":
         url = (
             f"data:{src.get('media_type')};base64,{src.get('data')}"

@@ -94,7 +94,12 @@ def compact(
         p = with_summary_size(p, summarized.tokens)
     record = build_record(loaded, p, request.trigger, summarized, started)
     saved = p.tokens_before - p.tokens_after
-    if saved < loaded.policy.stall_ratio * max(p.tokens_before, 1) and not request.force:
+    # A layout chosen to fit the provider's request limits is applied even when it saves few tokens.
+    if (
+        saved < loaded.policy.stall_ratio * max(p.tokens_before, 1)
+        and not request.force
+        and not p.over_limits
+    ):
         why = f"saved {saved} of {p.tokens_before} tokens (< 5%)"
         record_only(deps, record, "stalled", why)
         return _done(

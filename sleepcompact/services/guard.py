@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sleepcompact.domain.errors import ContextOverflow, ConversationNotFound
+from sleepcompact.domain.attachments import MAX_IMAGES_PER_REQUEST, MAX_REQUEST_BYTES, count_attachments
+from sleepcompact.domain.errors import ContextOverflow, ConversationNotFound, RequestTooLarge
 from sleepcompact.domain.guard import Action, Check, decide
 from sleepcompact.domain.schedule import request_key
 from sleepcompact.logs import get_logger
@@ -163,7 +164,8 @@ def prepare_context(
     budget = view.budget
     enabled = deps.settings.auto_compact and view.auto_compact is not False
     decision = decide(view.tokens, budget, auto_compact=enabled)
-    if decision == "none":
+    over_limits = request_load(view) is not None
+    if decision == "none" and not over_limits:
         _emit(view, "none", decision)
         return PreparedContext(view, tools_list, "none")
     if decision == "overflow" or (decision == "compact_now" and budget.effective(call.fixed) > budget.usable):
@@ -171,7 +173,7 @@ def prepare_context(
         # (An oversized current turn can still be truncated middle-out by the ladder's last rung.)
         _emit(view, "overflow", decision)
         raise _overflow(view, call)
-    if decision == "request_sleep":
+    if decision == "request_sleep" and not over_limits:
         _request_sleep(deps, conversation_id)
         _emit(view, "sleep_requested", decision)
         return PreparedContext(view, tools_list, "sleep_requested")
@@ -197,6 +199,15 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
     if after.tokens > budget.usable:
         _emit(after, "overflow", decision, tokens_before=view.tokens, compaction=compaction)
         raise _overflow(after, call)
+    if (load := request_load(after)) is not None:
+        _emit(after, "overflow", decision, tokens_before=view.tokens, compaction=compaction)
+        raise RequestTooLarge(
+            after.conversation_id,
+            attachments=load[0],
+            size=load[1],
+            max_attachments=MAX_IMAGES_PER_REQUEST,
+            max_bytes=MAX_REQUEST_BYTES,
+        )
     action: Action = "fallback_compacted" if outcome and outcome.fallback else "emergency_compacted"
     if outcome is None or outcome.status not in ("applied", "discarded", "reused"):
         action = "emergency_compacted" if after.tokens < view.tokens else "none"
@@ -208,6 +219,30 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
         compaction_id=outcome.compaction_id if outcome else None,
         reason=outcome.reason if outcome else "",
     )
+
+
+def request_load(view: ContextView) -> tuple[int, int] | None:
+    """(attachments, bytes) of the rendered request when over the provider's per-request limits, else
+    None. Serializing the request costs about its size, so it is done only when the tokens say the
+    bytes could come near the limit, or attachments are there."""
+    attachments = sum(_attachments(m.get("content")) for m in view.messages)
+    if (
+        attachments <= MAX_IMAGES_PER_REQUEST
+        and not attachments
+        and view.counted_tokens * 8 < MAX_REQUEST_BYTES
+    ):
+        return None
+    size = len(json.dumps({"system": view.system, "messages": view.messages}, ensure_ascii=False))
+    if attachments <= MAX_IMAGES_PER_REQUEST and size <= MAX_REQUEST_BYTES:
+        return None
+    return attachments, size
+
+
+def _attachments(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    inner = [b.get("content") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return count_attachments(content) + sum(count_attachments(c) for c in inner)
 
 
 def _emit(view: ContextView, action: str, decision: str, **extra: Any) -> None:

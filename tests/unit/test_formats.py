@@ -272,6 +272,9 @@ def test_source_formats_are_listed() -> None:
         "swe_agent_traj",
         "mini_swe_agent",
         "sleepcompact_export",
+        "claude_code",
+        "responses_items",
+        "langchain_messages",
     )
 
 

@@ -1,0 +1,181 @@
+"""Logs users already have, as message dicts ``normalize`` accepts: Claude Code session transcripts,
+OpenAI Responses API / Agents SDK item lists, and LangChain's ``messages_to_dict`` output.
+
+Each reader takes parsed JSON and returns ``(message, where)`` pairs plus provenance; the messages keep
+the shapes of the provider they came from (Anthropic for Claude Code, OpenAI chat for the other two),
+so ``export`` returns something a provider accepts. Records that are not part of the conversation are
+counted in the provenance, never silently turned into messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Error = Callable[..., Exception]
+Located = tuple[dict[str, Any], str, int | None]
+"""A message, where it came from (for errors), and its line in a JSONL file."""
+
+CLAUDE_CODE_TYPES = ("user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation")
+RESPONSES_TYPES = ("message", "function_call", "function_call_output", "reasoning")
+LANGCHAIN_TYPES = ("human", "ai", "tool", "system", "function", "chat", "AIMessageChunk", "HumanMessageChunk")
+
+
+def looks_like_claude_code(row: Mapping[str, Any]) -> bool:
+    """A Claude Code transcript record: a typed record with the session's bookkeeping around it."""
+    kind = row.get("type")
+    return kind in CLAUDE_CODE_TYPES and ("sessionId" in row or "leafUuid" in row or "uuid" in row)
+
+
+def looks_like_responses(items: list[Any]) -> bool:
+    """A Responses API / Agents SDK item list: some item is typed as one."""
+    return any(isinstance(i, Mapping) and i.get("type") in RESPONSES_TYPES for i in items)
+
+
+def looks_like_langchain(items: list[Any]) -> bool:
+    """LangChain's ``messages_to_dict``: every item is ``{"type": ..., "data": {...}}``."""
+    return bool(items) and all(
+        isinstance(i, Mapping) and i.get("type") in LANGCHAIN_TYPES and isinstance(i.get("data"), Mapping)
+        for i in items
+    )
+
+
+# -- Claude Code ---------------------------------------------------------------------------------------
+
+
+def claude_code(rows: list[tuple[int, dict[str, Any]]]) -> tuple[list[Located], dict[str, Any], str | None]:
+    """The main thread of a Claude Code session: user and assistant records in file order, an
+    assistant message streamed as several records (one per content block, the same ``message.id``)
+    joined back into one. Sidechain (subagent) records, meta records and bookkeeping are counted."""
+    out: list[Located] = []
+    skipped: dict[str, int] = {}
+    summaries: list[str] = []
+    model: str | None = None
+    last_id: str | None = None
+    for line, row in rows:
+        kind = row.get("type")
+        message = row.get("message")
+        if kind == "summary" and isinstance(row.get("summary"), str):
+            summaries.append(row["summary"])
+            continue
+        reason = _skip_reason(row, kind, message)
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        assert isinstance(message, Mapping)
+        data = {"role": message.get("role", kind), "content": message.get("content")}
+        msg_id = message.get("id") if kind == "assistant" else None
+        if msg_id and msg_id == last_id and out and isinstance(data["content"], list):
+            out[-1][0]["content"] = [*_blocks(out[-1][0]["content"]), *data["content"]]
+        else:
+            out.append((data, f"line {line}", line))
+        last_id = msg_id
+        if kind == "assistant" and isinstance(message.get("model"), str):
+            model = message["model"]
+    meta: dict[str, Any] = {"source_format": "claude_code", "skipped_records": skipped}
+    session = next((r.get("sessionId") for _, r in rows if r.get("sessionId")), None)
+    if session:
+        meta["session_id"] = session
+    if summaries:
+        meta["summaries"] = summaries
+    return out, meta, model if model and model != "<synthetic>" else None
+
+
+def _skip_reason(row: Mapping[str, Any], kind: Any, message: Any) -> str | None:
+    if kind not in ("user", "assistant"):
+        return str(kind or "untyped")
+    if row.get("isSidechain"):
+        return "sidechain"
+    if row.get("isMeta"):
+        return "meta"
+    if not isinstance(message, Mapping):
+        return "no message"
+    return None
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+
+
+# -- Responses API / Agents SDK ------------------------------------------------------------------------
+
+
+def responses_items(items: list[Any], error: Error) -> list[Located]:
+    """Response items as chat messages: a function call is an assistant tool call, its output a tool
+    message, a reasoning item an assistant block kept verbatim (neither provider's chat takes it back)."""
+    out: list[Located] = []
+    for i, item in enumerate(items):
+        where = f"item {i}"
+        if not isinstance(item, Mapping):
+            raise error(f"{where} is not an object")
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            out.append(({"role": item.get("role"), "content": item.get("content")}, where, None))
+        elif kind == "function_call":
+            call = {
+                "id": item.get("call_id"),
+                "type": "function",
+                "function": {"name": item.get("name"), "arguments": item.get("arguments", "")},
+            }
+            out.append(({"role": "assistant", "content": None, "tool_calls": [call]}, where, None))
+        elif kind == "function_call_output":
+            output = item.get("output")
+            content = output if isinstance(output, str | list) else json.dumps(output)
+            out.append(
+                ({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, where, None)
+            )
+        else:
+            out.append(({"role": "assistant", "content": [dict(item)]}, where, None))
+    return out
+
+
+# -- LangChain -----------------------------------------------------------------------------------------
+
+_LC_ROLES = {"human": "user", "HumanMessageChunk": "user", "ai": "assistant", "AIMessageChunk": "assistant"}
+
+
+def langchain_messages(items: list[dict[str, Any]]) -> list[Located]:
+    """``messages_to_dict`` output as chat messages (tool calls from ``tool_calls``, never duplicated
+    from Anthropic-style ``tool_use`` blocks the content may also hold)."""
+    out: list[Located] = []
+    for i, item in enumerate(items):
+        data, kind, where = item["data"], item["type"], f"message {i}"
+        content = data.get("content")
+        if kind in ("human", "HumanMessageChunk", "system"):
+            out.append(({"role": _LC_ROLES.get(kind, kind), "content": content}, where, None))
+        elif kind in ("ai", "AIMessageChunk"):
+            out.append((_ai(data), where, None))
+        elif kind == "tool":
+            out.append(
+                ({"role": "tool", "tool_call_id": data.get("tool_call_id"), "content": content}, where, None)
+            )
+        elif kind == "function":
+            out.append(({"role": "function", "name": data.get("name"), "content": content}, where, None))
+        else:
+            out.append(({"role": data.get("role"), "content": content}, where, None))
+    return out
+
+
+def _ai(data: Mapping[str, Any]) -> dict[str, Any]:
+    content = data.get("content")
+    if isinstance(content, list):
+        content = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == "tool_use")]
+    msg: dict[str, Any] = {"role": "assistant", "content": content or None}
+    calls = [
+        {
+            "id": c.get("id"),
+            "type": "function",
+            "function": {
+                "name": c.get("name"),
+                "arguments": json.dumps(c.get("args", {}), ensure_ascii=False),
+            },
+        }
+        for c in data.get("tool_calls") or []
+        if isinstance(c, Mapping)
+    ]
+    if calls:
+        msg["tool_calls"] = calls
+    return msg

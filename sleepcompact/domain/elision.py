@@ -1,0 +1,134 @@
+"""Two LLM-free rungs that remove what the model no longer needs, before anything is summarized.
+
+* **Thinking**: an assistant turn's thinking blocks matter only while its tool loop is open; the
+  provider drops older ones itself. Outside the current turn they leave the live view (the original,
+  with its signature, stays in the archive); the tokens they cost are saved.
+* **Attachments**: images and documents outside the protected turns are replaced by a placeholder
+  naming what they were and where the original is. The rung also runs when the request would carry
+  more attachments or bytes than the provider accepts (100 images, 32 MB), whatever the tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sleepcompact.domain.attachments import (
+    MAX_IMAGES_PER_REQUEST,
+    MAX_REQUEST_BYTES,
+    attachment_bytes,
+    attachment_tokens,
+    count_attachments,
+    is_attachment,
+)
+from sleepcompact.domain.messages import part_tokens
+from sleepcompact.domain.steps import Count, _is_user_turn, _Layout
+
+ATTACHMENT_PLACEHOLDER = (
+    '[{kind} archived ({tokens:,} tokens); the original is in the archive: search_history("seq:{seq}")]'
+)
+THINKING = ("thinking", "redacted_thinking")
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """What one request may carry besides tokens (the provider refuses more)."""
+
+    max_attachments: int = MAX_IMAGES_PER_REQUEST
+    max_bytes: int = MAX_REQUEST_BYTES
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return content if isinstance(content, list) else []
+
+
+def _current_turn_start(layout: _Layout) -> int:
+    """Index of the newest user turn: the tool loop that may still need its thinking starts there."""
+    starts = [i for i, r in enumerate(layout.rows) if _is_user_turn(r)]
+    return starts[-1] if starts else 0
+
+
+def drop_thinking(layout: _Layout, count: Count) -> tuple[int, int]:
+    """Take thinking blocks out of assistant turns before the current one; (tokens saved, rows)."""
+    saved = n = 0
+    for i in range(_current_turn_start(layout)):
+        row = layout.rows[i]
+        blocks = _blocks(_view(layout, i))
+        if row.role != "assistant" or not any(b.get("type") in THINKING for b in blocks):
+            continue
+        kept = [b for b in blocks if b.get("type") not in THINKING]
+        if kept:
+            saved += layout.set(i, "masked", kept, part_tokens(kept, count), "thinking")
+        else:
+            saved += layout.set(i, "archived", None, 0, "thinking")
+        n += 1
+    return saved, n
+
+
+def _protected_from(layout: _Layout, protected_turns: int) -> int:
+    """Index from which the last ``protected_turns`` user turns run (nothing before it is protected)."""
+    starts = [i for i, r in enumerate(layout.rows) if _is_user_turn(r)]
+    return starts[-protected_turns] if protected_turns and len(starts) >= protected_turns else 0
+
+
+def elide_attachments(
+    layout: _Layout, count: Count, protected_turns: int, *, until_fits: bool, limits: RequestLimits
+) -> tuple[int, int]:
+    """Replace attachments outside the protected turns, oldest first, by placeholders; stop when the
+    layout fits and is within ``limits`` (``until_fits``), or go through them all; (saved, rows)."""
+    views = {i: _view(layout, i) for i in range(len(layout.rows))}
+    attachments, size = _load(views.values())
+    saved = n = 0
+    for i in range(_protected_from(layout, protected_turns)):
+        over = attachments > limits.max_attachments or size > limits.max_bytes
+        if until_fits and layout.fits() and not over:
+            break
+        blocks = _blocks(views[i])
+        if not any(is_attachment(b) for b in blocks):
+            continue
+        seq = layout.rows[i].seq
+        kept = [_placeholder(b, seq, count) if is_attachment(b) else b for b in blocks]
+        removed, freed = _load([blocks])
+        attachments, size = attachments - removed, size - freed + _load([kept])[1]
+        saved += layout.set(i, "masked", kept, part_tokens(kept, count), "attachments")
+        n += 1
+    return saved, n
+
+
+def _placeholder(block: dict[str, Any], seq: int, count: Count) -> dict[str, Any]:
+    tokens = attachment_tokens(block, count)
+    return {
+        "type": "text",
+        "text": ATTACHMENT_PLACEHOLDER.format(kind=block.get("type"), tokens=tokens, seq=seq),
+    }
+
+
+def _view(layout: _Layout, i: int) -> Any:
+    """Row ``i`` as the layout has it now (None once archived)."""
+    row = layout.rows[i]
+    change = layout.changes.get(row.id)
+    if change is None:
+        return row.view
+    return None if change.state == "archived" else change.live_content
+
+
+def _load(views: Iterable[Any]) -> tuple[int, int]:
+    """(attachments, approximate request bytes) of some live views."""
+    attachments = size = 0
+    for v in views:
+        if v is None:
+            continue
+        if isinstance(v, str):
+            size += len(v)
+            continue
+        attachments += count_attachments(v)
+        size += sum(attachment_bytes(b) if is_attachment(b) else len(json.dumps(b)) for b in v)
+    return attachments, size
+
+
+def within(layout: _Layout, limits: RequestLimits) -> bool:
+    """Whether the live rows stay within the provider's per-request limits."""
+    attachments, size = _load(_view(layout, i) for i in range(len(layout.rows)))
+    return attachments <= limits.max_attachments and size <= limits.max_bytes
