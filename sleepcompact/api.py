@@ -205,7 +205,9 @@ class Memory:
         """Import conversations from a file, its bytes, or parsed JSON; returns their ids.
 
         Reads JSON arrays, ``{"messages": [...]}`` objects, JSONL, SWE-agent ``.traj`` files,
-        mini-swe-agent records and sleepcompact exports. Each conversation is all-or-nothing.
+        mini-swe-agent records, Claude Code transcripts, Responses API / Agents SDK items, LangChain
+        ``messages_to_dict`` output, MemoryBank histories and sleepcompact exports
+        (``sleepcompact.domain.formats``). Each conversation is all-or-nothing.
         """
         raw, source = transfer.read_source(data)
         return transfer.import_bytes(

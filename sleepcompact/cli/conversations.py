@@ -69,7 +69,16 @@ def create(
 @app.command("import")
 @errors
 def import_(
-    file: Annotated[Path, typer.Argument(help="JSON, JSONL, SWE-agent .traj or mini-swe-agent JSONL file.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help=(
+                "A file, its format detected from its content: JSON or JSONL messages, SWE-agent .traj, "
+                "mini-swe-agent JSONL, a Claude Code transcript, Responses API / Agents SDK items, "
+                "LangChain messages_to_dict, MemoryBank histories, a sleepcompact export."
+            )
+        ),
+    ],
     fmt: Annotated[ImportFormat, typer.Option("--format", help="Message shape.")] = ImportFormat.auto,
     conversation: Annotated[
         str | None, typer.Option(help="Append to (or create) this conversation id.")

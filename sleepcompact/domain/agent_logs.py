@@ -11,11 +11,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from sleepcompact.domain.json_shapes import source_time
 
 Error = Callable[..., Exception]
-Located = tuple[dict[str, Any], str, int | None]
-"""A message, where it came from (for errors), and its line in a JSONL file."""
+
+
+class Located(NamedTuple):
+    """A message, where it came from (for errors), its line in a JSONL file, and when the source says
+    it was sent (imported rows keep that time)."""
+
+    data: dict[str, Any]
+    where: str
+    line: int | None
+    sent_at: datetime | None = None
+
 
 CLAUDE_CODE_TYPES = ("user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation")
 RESPONSES_TYPES = ("message", "function_call", "function_call_output", "reasoning")
@@ -67,19 +79,20 @@ def claude_code(rows: list[tuple[int, dict[str, Any]]]) -> tuple[list[Located], 
         data = {"role": message.get("role", kind), "content": message.get("content")}
         msg_id = message.get("id") if kind == "assistant" else None
         if msg_id and msg_id == last_id and out and isinstance(data["content"], list):
-            out[-1][0]["content"] = [*_blocks(out[-1][0]["content"]), *data["content"]]
+            out[-1].data["content"] = [*_blocks(out[-1].data["content"]), *data["content"]]
         else:
-            out.append((data, f"line {line}", line))
+            out.append(Located(data, f"line {line}", line, source_time(row.get("timestamp"))))
         last_id = msg_id
-        if kind == "assistant" and isinstance(message.get("model"), str):
-            model = message["model"]
+        named = message.get("model")
+        if kind == "assistant" and isinstance(named, str) and named != "<synthetic>":
+            model = named  # Claude Code's own messages (API errors, interruptions) say "<synthetic>"
     meta: dict[str, Any] = {"source_format": "claude_code", "skipped_records": skipped}
     session = next((r.get("sessionId") for _, r in rows if r.get("sessionId")), None)
     if session:
         meta["session_id"] = session
     if summaries:
         meta["summaries"] = summaries
-    return out, meta, model if model and model != "<synthetic>" else None
+    return out, meta, model or None
 
 
 def _skip_reason(row: Mapping[str, Any], kind: Any, message: Any) -> str | None:
@@ -113,22 +126,24 @@ def responses_items(items: list[Any], error: Error) -> list[Located]:
             raise error(f"{where} is not an object")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
-            out.append(({"role": item.get("role"), "content": item.get("content")}, where, None))
+            out.append(Located({"role": item.get("role"), "content": item.get("content")}, where, None))
         elif kind == "function_call":
             call = {
                 "id": item.get("call_id"),
                 "type": "function",
                 "function": {"name": item.get("name"), "arguments": item.get("arguments", "")},
             }
-            out.append(({"role": "assistant", "content": None, "tool_calls": [call]}, where, None))
+            out.append(Located({"role": "assistant", "content": None, "tool_calls": [call]}, where, None))
         elif kind == "function_call_output":
             output = item.get("output")
             content = output if isinstance(output, str | list) else json.dumps(output)
             out.append(
-                ({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, where, None)
+                Located(
+                    {"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, where, None
+                )
             )
         else:
-            out.append(({"role": "assistant", "content": [dict(item)]}, where, None))
+            out.append(Located({"role": "assistant", "content": [dict(item)]}, where, None))
     return out
 
 
@@ -145,17 +160,23 @@ def langchain_messages(items: list[dict[str, Any]]) -> list[Located]:
         data, kind, where = item["data"], item["type"], f"message {i}"
         content = data.get("content")
         if kind in ("human", "HumanMessageChunk", "system"):
-            out.append(({"role": _LC_ROLES.get(kind, kind), "content": content}, where, None))
+            out.append(Located({"role": _LC_ROLES.get(kind, kind), "content": content}, where, None))
         elif kind in ("ai", "AIMessageChunk"):
-            out.append((_ai(data), where, None))
+            out.append(Located(_ai(data), where, None))
         elif kind == "tool":
             out.append(
-                ({"role": "tool", "tool_call_id": data.get("tool_call_id"), "content": content}, where, None)
+                Located(
+                    {"role": "tool", "tool_call_id": data.get("tool_call_id"), "content": content},
+                    where,
+                    None,
+                )
             )
         elif kind == "function":
-            out.append(({"role": "function", "name": data.get("name"), "content": content}, where, None))
+            out.append(
+                Located({"role": "function", "name": data.get("name"), "content": content}, where, None)
+            )
         else:
-            out.append(({"role": data.get("role"), "content": content}, where, None))
+            out.append(Located({"role": data.get("role"), "content": content}, where, None))
     return out
 
 

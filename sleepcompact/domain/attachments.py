@@ -1,14 +1,20 @@
 """Images and documents in messages: what they cost in tokens and bytes, and what a request may carry.
 
-Anthropic's published rule for images: an image whose long edge is over 1,568 pixels, or whose area
-is over about 1.15 megapixels, is scaled down (aspect ratio kept) before the model sees it, and then
-costs ``width * height / 750`` tokens, at most about 1,600. The dimensions come from the image's own
+Anthropic's published rule for images: an image whose long edge is over 1,568 pixels, or that would
+cost over about 1,600 tokens (an area over 1.2 megapixels: the provider's table leaves 1092x1092 as
+it is, at ~1,590 tokens), is scaled down (aspect ratio kept) before the model sees it, and then costs
+``width * height / 750`` tokens, at most 1,600. The dimensions come from the image's own
 header (PNG, JPEG, GIF, WebP), read from the base64 data without decoding the whole image; an image
 given by URL or file id, or one whose header cannot be read, is counted at the cap.
 
 A PDF is counted by its pages (each page travels as an image and its extracted text: the provider
 quotes 1,500 to 3,000 text tokens per page besides the image, so a page is counted at 3,000); a plain
-text document by its text. Limits per request: 100 images, 32 MB.
+text document by its text; any other file (an OpenAI ``file`` part that is neither: a spreadsheet, a
+document by id) by its decoded size as if it were text, 4 bytes a token, and 3,000 when it has no
+inline bytes. OpenAI's ``input_audio`` is counted by its size: audio costs about ten
+tokens a second, and a second of 128 kbps MP3 (the densest common format) is 16,000 bytes, so one
+token per 1,600 bytes (WAV is over-counted, never under-counted). Limits per request: 100 images or
+documents (audio counts too), 32 MB.
 """
 
 from __future__ import annotations
@@ -22,20 +28,21 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 MAX_LONG_EDGE = 1568
-MAX_PIXELS = 1_150_000
+MAX_PIXELS = 1_200_000  # 1,600 tokens x 750 pixels per token
 PIXELS_PER_TOKEN = 750
 IMAGE_TOKEN_CAP = 1600
 """An image's cost when its size is unknown: the most any image costs after the provider scales it."""
 PDF_PAGE_TOKENS = 3000
+AUDIO_BYTES_PER_TOKEN = 1600
 MAX_IMAGES_PER_REQUEST = 100
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
-ATTACHMENT_TYPES = ("image", "document")
+ATTACHMENT_TYPES = ("image", "document", "input_audio", "file", "input_file")
 _HEADER_BYTES = 96 * 1024  # enough for any PNG/GIF/WebP header and the SOF of a JPEG past its EXIF
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 
 
 def is_attachment(block: Mapping[str, Any]) -> bool:
-    """Whether a content block is an image or a document (what the attachment rung replaces)."""
+    """Whether a content block is an image, a document or audio (what the attachment rung replaces)."""
     return block.get("type") in ATTACHMENT_TYPES
 
 
@@ -102,7 +109,11 @@ def image_tokens_for(width: int, height: int) -> int:
 
 
 def attachment_tokens(block: Mapping[str, Any], count: Callable[[str], int]) -> int:
-    """Tokens one image or document block costs (see the module docstring for the rules)."""
+    """Tokens one image, document or audio block costs (see the module docstring for the rules)."""
+    if block.get("type") == "input_audio":
+        return max(1, math.ceil(len(_audio(block).get("data", "")) * 3 / 4 / AUDIO_BYTES_PER_TOKEN))
+    if block.get("type") in ("file", "input_file"):
+        return _file_tokens(block)
     source = block.get("source")
     source = source if isinstance(source, Mapping) else {}
     kind = source.get("type")
@@ -124,7 +135,14 @@ def attachment_tokens(block: Mapping[str, Any], count: Callable[[str], int]) -> 
 
 def attachment_bytes(block: Mapping[str, Any]) -> int:
     """Bytes an attachment adds to a request body (its base64 text, or its URL or file id)."""
-    source = block.get("source")
+    btype = block.get("type")
+    source = (
+        _audio(block)
+        if btype == "input_audio"
+        else _file_spec(block)
+        if btype in _FILES
+        else block.get("source")
+    )
     if not isinstance(source, Mapping):
         return 0
     return sum(len(str(v)) for v in source.values())
@@ -135,3 +153,55 @@ def count_attachments(content: Any) -> int:
     if not isinstance(content, list):
         return 0
     return sum(1 for b in content if isinstance(b, Mapping) and is_attachment(b))
+
+
+def _audio(block: Mapping[str, Any]) -> dict[str, str]:
+    """An ``input_audio`` part's ``{data, format}`` (empty when it has none)."""
+    audio = block.get("input_audio")
+    return {str(k): str(v) for k, v in audio.items()} if isinstance(audio, Mapping) else {}
+
+
+_FILES = ("file", "input_file")
+
+
+def _file_spec(block: Mapping[str, Any]) -> dict[str, str]:
+    """An OpenAI ``file`` part's ``{file_data, file_id, filename}`` (the part itself for ``input_file``)."""
+    spec = block.get("file") if isinstance(block.get("file"), Mapping) else block
+    return {str(k): str(v) for k, v in spec.items() if k != "type"} if isinstance(spec, Mapping) else {}
+
+
+def _file_tokens(block: Mapping[str, Any]) -> int:
+    data = _file_spec(block).get("file_data", "")
+    if ";base64," not in data:
+        return PDF_PAGE_TOKENS
+    return max(1, math.ceil(len(data.split(";base64,", 1)[1]) * 3 / 4 / 4))
+
+
+_ESCAPED = ('"', "\\", "\n")
+
+
+def request_weight(body: Any) -> tuple[int, int]:
+    """(attachments, bytes) of a request body without serializing it: every image, document, audio or
+    file part however deeply it sits (a tool result's screenshot), and an estimate of its JSON size
+    (each string as UTF-8 plus its quotes, backslashes and newlines, which JSON escapes, plus the
+    punctuation around each value). The walk costs per value, not per byte, so a request carrying
+    megabytes of base64 is weighed in well under a millisecond; near a limit, serialize to be exact.
+    """
+    attachments = size = 0
+    stack = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            size += (len(value) if value.isascii() else len(value.encode("utf-8"))) + 2
+            # ``in`` is a memchr; counting only the strings that have escapes keeps base64 cheap.
+            size += sum(value.count(c) for c in _ESCAPED if c in value)
+        elif isinstance(value, Mapping):
+            attachments += is_attachment(value)
+            size += 2 + sum(len(str(k)) + 6 for k in value)  # "key": value, 
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            size += 2 + 2 * len(value)
+            stack.extend(value)
+        else:
+            size += 5 if value is None or isinstance(value, bool) else len(repr(value))
+    return attachments, size

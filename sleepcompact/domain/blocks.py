@@ -10,6 +10,8 @@ back when rendering, with ``cache_control`` and every other field intact. Only `
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +20,9 @@ from sleepcompact.domain.errors import MalformedContent
 
 Content = str | list[dict[str, Any]]
 PAIRING_BLOCKS = ("tool_use", "tool_result")
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists a message may have, the message itself at level 0 (a typed
+error past it, never a crash)."""
 EMPTY_RESULT = "(the tool returned no output)"
 """What an empty tool result is rendered as: both providers want non-empty content."""
 
@@ -79,15 +84,21 @@ def _image_from_url(block: Mapping[str, Any], where: str, i: int) -> dict[str, A
 
 
 def _file(block: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI file part: a PDF as a document when its bytes are inline; else kept verbatim."""
+    """An OpenAI file part: inline PDF bytes as a PDF document, inline UTF-8 text as a text document
+    (Anthropic's two inline document sources); anything else kept verbatim."""
     spec = block.get("file") if isinstance(block.get("file"), Mapping) else block
     data = spec.get("file_data") if isinstance(spec, Mapping) else None
-    if isinstance(data, str) and data.startswith("data:application/pdf;base64,"):
-        payload = data.split(";base64,", 1)[1]
-        return {
-            "type": "document",
-            "source": {"type": "base64", "media_type": "application/pdf", "data": payload},
-        }
+    if not isinstance(data, str) or not data.startswith("data:") or ";base64," not in data:
+        return block
+    media, payload = data[5:].split(";base64,", 1)
+    if media == "application/pdf":
+        return {"type": "document", "source": {"type": "base64", "media_type": media, "data": payload}}
+    if media.startswith("text/"):
+        try:
+            text = base64.b64decode(payload, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            return block  # not text after all: kept as the caller sent it, counted as a file
+        return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
     return block
 
 

@@ -3,9 +3,11 @@
 * **Thinking**: an assistant turn's thinking blocks matter only while its tool loop is open; the
   provider drops older ones itself. Outside the current turn they leave the live view (the original,
   with its signature, stays in the archive); the tokens they cost are saved.
-* **Attachments**: images and documents outside the protected turns are replaced by a placeholder
-  naming what they were and where the original is. The rung also runs when the request would carry
-  more attachments or bytes than the provider accepts (100 images, 32 MB), whatever the tokens.
+* **Attachments**: images and documents outside the protected turns are replaced, all at once, by a
+  placeholder naming what they were and where the original is. The rung also runs when the request
+  would carry more attachments or bytes than the provider accepts (100 images, 32 MB), whatever the
+  tokens. Inside the protected turns (a long agent loop is one turn) they go oldest first, only while
+  the layout does not fit or is over those limits, and never from the newest step.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return content if isinstance(content, list) else []
 
 
-def _current_turn_start(layout: _Layout) -> int:
+def newest_turn_start(layout: _Layout) -> int:
     """Index of the newest user turn: the tool loop that may still need its thinking starts there."""
     starts = [i for i, r in enumerate(layout.rows) if _is_user_turn(r)]
     return starts[-1] if starts else 0
@@ -53,7 +55,7 @@ def _current_turn_start(layout: _Layout) -> int:
 def drop_thinking(layout: _Layout, count: Count) -> tuple[int, int]:
     """Take thinking blocks out of assistant turns before the current one; (tokens saved, rows)."""
     saved = n = 0
-    for i in range(_current_turn_start(layout)):
+    for i in range(newest_turn_start(layout)):
         row = layout.rows[i]
         blocks = _blocks(_view(layout, i))
         if row.role != "assistant" or not any(b.get("type") in THINKING for b in blocks):
@@ -74,27 +76,46 @@ def _protected_from(layout: _Layout, protected_turns: int) -> int:
 
 
 def elide_attachments(
-    layout: _Layout, count: Count, protected_turns: int, *, until_fits: bool, limits: RequestLimits
+    layout: _Layout,
+    count: Count,
+    protected_turns: int,
+    *,
+    until_fits: bool,
+    limits: RequestLimits,
+    protect_from: int | None = None,
 ) -> tuple[int, int]:
-    """Replace attachments outside the protected turns, oldest first, by placeholders; stop when the
-    layout fits and is within ``limits`` (``until_fits``), or go through them all; (saved, rows)."""
+    """Replace attachments outside the protected turns (or before row ``protect_from``), oldest first,
+    by placeholders; stop when the layout fits and is within ``limits`` (``until_fits``), or go through
+    them all; (saved, rows)."""
     views = {i: _view(layout, i) for i in range(len(layout.rows))}
     attachments, size = _load(views.values())
     saved = n = 0
-    for i in range(_protected_from(layout, protected_turns)):
+    end = _protected_from(layout, protected_turns) if protect_from is None else protect_from
+    for i in range(end):
         over = attachments > limits.max_attachments or size > limits.max_bytes
         if until_fits and layout.fits() and not over:
             break
         blocks = _blocks(views[i])
-        if not any(is_attachment(b) for b in blocks):
-            continue
         seq = layout.rows[i].seq
-        kept = [_placeholder(b, seq, count) if is_attachment(b) else b for b in blocks]
+        kept = [_swap(b, seq, count, over) for b in blocks]
+        if kept == blocks:
+            continue
         removed, freed = _load([blocks])
         attachments, size = attachments - removed, size - freed + _load([kept])[1]
         saved += layout.set(i, "masked", kept, part_tokens(kept, count), "attachments")
         n += 1
     return saved, n
+
+
+def _swap(block: dict[str, Any], seq: int, count: Count, over_limits: bool) -> dict[str, Any]:
+    """An attachment's placeholder, unless it is not an attachment or costs less than its placeholder
+    (a 16x16 icon is one token; its placeholder twenty) and the request is within the limits."""
+    if not is_attachment(block):
+        return block
+    placeholder = _placeholder(block, seq, count)
+    if not over_limits and attachment_tokens(block, count) <= count(placeholder["text"]):
+        return block
+    return placeholder
 
 
 def _placeholder(block: dict[str, Any], seq: int, count: Count) -> dict[str, Any]:

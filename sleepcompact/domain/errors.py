@@ -181,7 +181,8 @@ class NothingToRerun(SleepcompactError):
 
 class RequestTooLarge(SleepcompactError):
     """The protected turns alone carry more attachments or bytes than the provider accepts in one request
-    (raised before the call, with the figures; nothing was written)."""
+    (raised by the guard before the call, with the figures, once the ladder has archived every attachment
+    it may: what the protected turns hold is the caller's to shrink)."""
 
     def __init__(
         self, conversation_id: str, *, attachments: int, size: int, max_attachments: int, max_bytes: int
@@ -189,7 +190,7 @@ class RequestTooLarge(SleepcompactError):
         super().__init__(
             f"conversation {conversation_id}: the request would carry {attachments} images or documents and "
             f"{size:,} bytes, over the provider's limits ({max_attachments}, {max_bytes:,} bytes), even with "
-            "every attachment outside the last user turns archived"
+            "every attachment before the newest step archived"
         )
         self.conversation_id = conversation_id
         self.attachments = attachments

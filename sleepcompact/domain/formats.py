@@ -12,9 +12,11 @@ holds, each as a list of message dicts that ``normalize`` accepts. It detects:
 * ``sleepcompact_export``: sleepcompact's own export (``"format": "sleepcompact.export/1"``);
 * ``claude_code``: a Claude Code session transcript (JSONL under ``~/.claude/projects/``);
 * ``responses_items``: an OpenAI Responses API / Agents SDK item list (a JSON array or JSONL);
-* ``langchain_messages``: LangChain's ``messages_to_dict`` output.
+* ``langchain_messages``: LangChain's ``messages_to_dict`` output;
+* ``memorybank``: MemoryBank companion-chat histories, one conversation per user.
 
-The readers of the last three are in ``sleepcompact.domain.agent_logs``.
+The readers of the last four are in ``sleepcompact.domain.agent_logs`` and ``chat_logs``. Messages
+keep the time the source gives them (Claude Code's ``timestamp``, MemoryBank's day).
 
 An import is all-or-nothing: every message is validated with ``normalize`` and
 every tool result must answer an earlier tool call of its conversation, and any
@@ -26,10 +28,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
-from sleepcompact.domain import agent_logs, swe_agent
+from sleepcompact.domain import agent_logs, chat_logs, swe_agent
 from sleepcompact.domain.errors import ImportFormatError, InvalidMessage
 from sleepcompact.domain.json_shapes import join_text, json_kind
 from sleepcompact.domain.messages import normalize
@@ -45,6 +48,7 @@ SOURCE_FORMATS = (
     "claude_code",
     "responses_items",
     "langchain_messages",
+    "memorybank",
 )
 EXPORT_FORMAT = "sleepcompact.export/1"
 _BOM = b"\xef\xbb\xbf"
@@ -61,12 +65,14 @@ class ParsedConversation:
 
     ``messages`` are message dicts in order, each accepted by ``normalize``;
     ``metadata`` records provenance (always ``source_format``); ``model`` is the
-    model the file names, if any.
+    model the file names, if any; ``sent_at`` gives, message by message, the time the source
+    stamped it with (None where it gives none; empty when the format has no clock).
     """
 
     messages: list[dict[str, Any]]
     metadata: dict[str, Any]
     model: str | None = None
+    sent_at: tuple[datetime | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class _Msg:
     data: dict[str, Any]
     label: str
     line: int | None = None
+    sent_at: datetime | None = None
 
 
 def parse_import(
@@ -134,6 +141,11 @@ class _Parser:
             raise self.error(f"expected a JSON array or object of messages, got a JSON {json_kind(doc)}")
         elif agent_logs.looks_like_claude_code(doc):
             make = partial(self.claude_code, [(1, doc)])
+        elif chat_logs.looks_like_memorybank(doc):
+            users = chat_logs.memorybank_users(doc)
+            return self.select(
+                [partial(self.memorybank, doc, u, n) for n, u in enumerate(users, 1)], all_records, record
+            )
         elif str(doc.get("format", "")).startswith("sleepcompact.export"):
             make = partial(self.export, doc)
         elif "history" in doc:
@@ -279,18 +291,20 @@ class _Parser:
 
     def claude_code(self, rows: list[tuple[int, dict[str, Any]]]) -> ParsedConversation:
         located, meta, model = agent_logs.claude_code(rows)
-        return self.finish([_Msg(data, where, line) for data, where, line in located], meta, model)
+        return self.finish([_Msg(*found) for found in located], meta, model)
 
     def responses(self, items: list[Any]) -> ParsedConversation:
         located = agent_logs.responses_items(items, self.error)
-        return self.finish(
-            [_Msg(d, w, ln) for d, w, ln in located], {"source_format": "responses_items"}, None
-        )
+        return self.finish([_Msg(*found) for found in located], {"source_format": "responses_items"}, None)
 
     def langchain(self, items: list[dict[str, Any]]) -> ParsedConversation:
         located = agent_logs.langchain_messages(items)
         meta = {"source_format": "langchain_messages"}
-        return self.finish([_Msg(d, w, ln) for d, w, ln in located], meta, None)
+        return self.finish([_Msg(*found) for found in located], meta, None)
+
+    def memorybank(self, doc: dict[str, Any], user: str, number: int) -> ParsedConversation:
+        located, meta = chat_logs.memorybank_user(doc, user, self.error)
+        return self.finish([_Msg(*found) for found in located], {**meta, "record": number}, None)
 
     # -- SWE-agent (swe_agent.py) -----------------------------------------------------------------
 
@@ -323,4 +337,5 @@ class _Parser:
                 raise self.error(f"{msg.label}: {exc}", line=msg.line) from exc
         if not msgs:
             raise self.error("the conversation has no messages")
-        return ParsedConversation(messages=[m.data for m in msgs], metadata=metadata, model=model)
+        times = tuple(m.sent_at for m in msgs) if any(m.sent_at for m in msgs) else ()
+        return ParsedConversation([m.data for m in msgs], metadata, model, times)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 _JSON_KINDS: tuple[tuple[type, str], ...] = (
@@ -45,3 +45,17 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_ready(v) for v in value]
     return value
+
+
+def source_time(value: Any) -> datetime | None:
+    """A timestamp a log gives (ISO 8601 text, with ``Z`` or an offset, or a bare date) as an aware UTC
+    datetime; None when absent or unreadable, since a log's clock is provenance, not something to
+    refuse an import over. A time without an offset is taken as UTC."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        parsed = datetime.fromisoformat(text)  # a bare date reads as its midnight
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

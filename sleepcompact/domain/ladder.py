@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
 from sleepcompact.domain.budget import Budget
-from sleepcompact.domain.elision import RequestLimits, drop_thinking, elide_attachments, within
+from sleepcompact.domain.elision import (
+    RequestLimits,
+    drop_thinking,
+    elide_attachments,
+    newest_turn_start,
+    within,
+)
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD
 from sleepcompact.domain.records import ConversationRecord, MessageRecord, logical_order
 from sleepcompact.domain.steps import (
@@ -215,12 +221,11 @@ def _llm_free_steps(
     if go():
         record("thinking", "HISTORY", drop_thinking(layout, count))
     if go() or not within(layout, limits):
+        # Every attachment outside the protected turns at once: an old screenshot is costly and rarely
+        # needed again, its text stays, and one change keeps the cached prefix stable afterwards.
         protected = policy.protected_user_turns
-        record(
-            "attachments",
-            "HISTORY",
-            elide_attachments(layout, count, protected, until_fits=not force_summary, limits=limits),
-        )
+        elided = elide_attachments(layout, count, protected, until_fits=False, limits=limits)
+        record("attachments", "HISTORY", elided)
     for section in SECTIONS:
         if go():
             record("truncate", section, _truncate(layout, by_section[section], policy.cap(usable), count))
@@ -228,8 +233,15 @@ def _llm_free_steps(
         for section in SECTIONS:
             if go():
                 record("mask", section, _mask(layout, by_section[section], candidates, count))
+    if not layout.fits() or not within(layout, limits):
+        # One long agent loop is all "current turn", and a request over the provider's limits cannot be
+        # sent at all: archive attachments inside the protected turns too (the text around them stays),
+        # keeping the newest step (the newest assistant message and its results, else the user's turn).
+        current = min(by_section["CURRENT"], default=newest_turn_start(layout))
+        elided = elide_attachments(layout, count, 0, until_fits=True, limits=limits, protect_from=current)
+        record("attachments", "IN_LOOP", elided)
     if not layout.fits():
-        # One long agent loop is all "current turn": mask inside it too, keeping the newest tool output.
+        # Then mask inside the loop too, keeping the newest tool output.
         inner = {
             i: _placeholder(layout.rows[i], count)
             for i in _mask_candidates(layout, policy.protect(usable), 0)

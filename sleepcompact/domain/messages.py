@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from sleepcompact.domain.attachments import attachment_tokens, count_attachments, is_attachment
 from sleepcompact.domain.blocks import (
+    MAX_DEPTH,
     Content,
     check_finite,
     compact,
@@ -47,8 +48,6 @@ KINDS = ("message", "tool_call", "tool_result", "context", "summary")
 CALLER_KINDS = ("message", "context")
 MessageFormat = Literal["auto", "openai", "anthropic"]
 FORMATS: tuple[MessageFormat, ...] = ("auto", "openai", "anthropic")
-MAX_DEPTH = 64
-"""Deepest nesting of objects and lists a message may have (a typed error past it, never a crash)."""
 
 __all__ = [
     "CALLER_KINDS",
@@ -168,7 +167,10 @@ def _shape(msg: Mapping[str, Any], fmt: MessageFormat) -> Literal["openai", "ant
         return "anthropic"
     if openai_like and anthropic_like:
         raise MalformedContent("the message mixes OpenAI tool_calls with Anthropic tool blocks")
-    return "openai" if openai_like else "anthropic"
+    # A refusal-only assistant message (content null, refusal text) is OpenAI's shape too.
+    refusal = msg.get("refusal")
+    refuses = isinstance(refusal, str) and bool(refusal.strip()) and not anthropic_like
+    return "openai" if openai_like or refuses else "anthropic"
 
 
 def without_nul(text: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sleepcompact.domain.blocks import (
+    MAX_DEPTH,
     check_finite,
     compact,
     plain_blocks,
@@ -115,16 +116,21 @@ def arguments(args: Any, where: str, i: int) -> dict[str, Any]:
         raise MalformedContent(f"{where}: tool call {i} arguments are nested too deeply") from exc
     if not isinstance(parsed, dict):
         raise MalformedContent(f"{where}: tool call {i} arguments must be a JSON object")
-    _finite(parsed, where)
+    _checked(parsed, where, _INPUT_DEPTH, MAX_DEPTH)
     return parsed
 
 
-def _finite(value: Any, where: str) -> None:
+_INPUT_DEPTH = 3
+"""How deep the parsed arguments sit once stored: the call's ``input``, in its block, in the content
+list, as an Anthropic ``tool_use`` input does; ``MAX_DEPTH`` bounds both alike."""
+
+
+def _checked(value: Any, where: str, depth: int, limit: int) -> None:
+    """Finite numbers only, and no deeper than ``limit`` (the JSON text hid both from ``normalize``)."""
     if isinstance(value, float):
         check_finite(value, where)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _finite(v, where)
-    elif isinstance(value, list):
-        for v in value:
-            _finite(v, where)
+    elif isinstance(value, dict | list):
+        if depth > limit:
+            raise MalformedContent(f"{where}: tool call arguments nested deeper than {limit} levels")
+        for v in value.values() if isinstance(value, dict) else value:
+            _checked(v, where, depth + 1, limit)

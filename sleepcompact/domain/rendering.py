@@ -29,6 +29,9 @@ RESUMED_PLACEHOLDER = "[conversation resumed]"
 UNANSWERED_RESULT = "[no result was recorded for this tool call]"
 OPENAI_ONLY = ("input_audio", "file", "input_file")
 """Parts OpenAI accepts and Anthropic does not: an Anthropic rendering names them in text instead."""
+NOT_REPLAYED = ("reasoning",)
+"""Stored, exported and counted, but in neither request: a Responses API ``reasoning`` item (its
+encrypted state goes back only through the Responses API, and chat completions has no place for it)."""
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,11 @@ class Rendered:
     messages: list[dict[str, Any]]
 
 
-def _blocks(content: Content) -> list[dict[str, Any]]:
+def _blocks(content: Content, *, openai: bool = False) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    return [_anthropic_block(b) for b in content]
+    # On the way to an OpenAI rendering, OpenAI's own parts stay as they are.
+    return [dict(b) if openai else _anthropic_block(b) for b in content if b.get("type") not in NOT_REPLAYED]
 
 
 def _anthropic_block(block: dict[str, Any]) -> dict[str, Any]:
@@ -52,11 +56,13 @@ def _anthropic_block(block: dict[str, Any]) -> dict[str, Any]:
     return dict(block)
 
 
-def _result_block(row: MessageRecord) -> dict[str, Any]:
+def _result_block(row: MessageRecord, *, openai: bool = False) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": row.tool_call_id}
     view = row.view
     # Both providers want a result to say something: an empty one says that it was empty.
-    block["content"] = (view if isinstance(view, str) else _blocks(view)) if view else EMPTY_RESULT
+    block["content"] = (
+        (view if isinstance(view, str) else _blocks(view, openai=openai)) if view else EMPTY_RESULT
+    )
     if row.metadata.get("is_error"):
         block["is_error"] = True
     if isinstance(row.metadata.get("cache_control"), dict):
@@ -75,6 +81,13 @@ def render_anthropic(
 
     ``memories`` (the recalled-notes block) opens the first user message as a text block of its own.
     """
+    return _render(rows, system, memories, openai=False)
+
+
+def _render(
+    rows: Sequence[MessageRecord], system: str | None, memories: str | None, *, openai: bool
+) -> Rendered:
+    """The Anthropic form; with ``openai``, OpenAI-only parts are kept for ``render_openai`` to send."""
     system_parts = [system] if system else []
     body = logical_order(rows)
     while body and body[0].role == "system":
@@ -85,12 +98,12 @@ def render_anthropic(
     for row in body:
         side = _side(row)
         if row.kind == "tool_result":
-            blocks = [_result_block(row)]
+            blocks = [_result_block(row, openai=openai)]
         elif row.role == "system":
             # A system message mid-conversation: the API has no such role, so it travels as user text.
             blocks = [{"type": "text", "text": f"[system] {content_text(row.view)}"}]
         else:
-            blocks = _blocks(row.view)
+            blocks = _blocks(row.view, openai=openai)
         if not blocks:
             continue
         if messages and messages[-1]["role"] == side:
@@ -189,7 +202,7 @@ def render_openai(
     ``memories`` (the recalled-notes block) is a user message of its own right after the system message.
     Thinking blocks are Anthropic's and are left out; server tool blocks travel as their text.
     """
-    anthropic = render_anthropic(rows, system)
+    anthropic = _render(rows, system, None, openai=True)
     out: list[dict[str, Any]] = []
     if anthropic.system:
         out.append({"role": "system", "content": anthropic.system})
@@ -253,10 +266,18 @@ def _openai_part(b: dict[str, Any]) -> dict[str, Any]:
             if src.get("type") == "base64"
             else src.get("url")
         )
-        return {"type": "image_url", "image_url": {"url": str(url or "")}}
+        if not isinstance(url, str) or not url:
+            # An Anthropic Files API image has no URL OpenAI could fetch: named in text instead.
+            return {"type": "text", "text": f"[image {src.get('file_id', '')} omitted: not supported here]"}
+        return {"type": "image_url", "image_url": {"url": url}}
     if btype == "document" and src.get("type") == "base64":
         data = f"data:{src.get('media_type')};base64,{src.get('data')}"
         return {"type": "file", "file": {"file_data": data, "filename": "document.pdf"}}
+    if btype == "document" and src.get("type") == "text":
+        return {"type": "text", "text": str(src.get("data", ""))}
     if btype in ("input_audio", "file"):
         return dict(b)
+    if btype == "document":
+        where = src.get("url") or src.get("file_id") or src.get("type")
+        return {"type": "text", "text": f"[document {where} omitted: not supported here]"}
     return {"type": "text", "text": str(b["text"]) if btype == "text" else content_text([b]) or f"[{btype}]"}

@@ -4,7 +4,8 @@ The guard and the tests use them to prove a rendered context would be accepted. 
 alternate starting with user, no content or text block is empty, tool ids are unique in the request,
 every ``tool_use`` is answered at the start of the next user turn and every ``tool_result`` answers a
 call of the turn just before, and thinking blocks open their assistant turn. OpenAI: known roles,
-every tool call answered by the tool messages that follow it, ids unique, no empty content.
+every tool call answered by the tool messages that follow it, ids unique, no empty content (nor an
+empty text part or an image part without a URL).
 """
 
 from __future__ import annotations
@@ -131,4 +132,19 @@ def openai_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
             pending = calls
         elif not msg.get("content"):
             problems.append(f"message {i}: empty {role} content")
+        _check_parts(i, msg.get("content"), problems)
     return problems
+
+
+def _check_parts(i: int, content: Any, problems: list[str]) -> None:
+    """Content parts say something: no empty text, no image without a URL."""
+    if not isinstance(content, list):
+        return
+    for j, part in enumerate(content):
+        ptype = part.get("type") if isinstance(part, dict) else None
+        if ptype == "text" and not str(part.get("text", "")).strip():
+            problems.append(f"message {i} part {j}: empty text part")
+        if ptype == "image_url":
+            spec = part.get("image_url")
+            if not isinstance(spec, dict) or not spec.get("url"):
+                problems.append(f"message {i} part {j}: image_url part without a url")

@@ -120,10 +120,13 @@ def store_prepared(
     tokens: list[int],
     now: datetime,
     count: Callable[[str], int],
+    *,
+    sent_at: datetime | None = None,
 ) -> Appended:
     """Insert one prepared message inside the caller's transaction, binding its tool calls and results
     first (``book`` is the transaction's ``call_book``): a reused id is scoped to its turn, a bad one
-    raises before anything is written."""
+    raises before anything is written. ``sent_at`` (an import's source time) dates the rows instead
+    of ``now``; the conversation's activity is still ``now``."""
     parts = normalized.parts
     total = sum(tokens)
     first = repo.reserve_seqs(conversation_id, len(parts), total, len(parts), now)
@@ -133,7 +136,7 @@ def store_prepared(
     results = [k for k, p in zip(keys, parts, strict=True) if k is not None and p.kind == "tool_result"]
     names = repo.tool_calls(conversation_id, results)
     rows = new_rows(normalized, tokens, first_seq=first, tool_names=names, count=count, keys=keys)
-    repo.add_messages(conversation_id, rows, now)
+    repo.add_messages(conversation_id, rows, sent_at or now)
     return Appended(conversation_id, tuple(r.seq for r in rows), total)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sleepcompact.domain.attachments import MAX_IMAGES_PER_REQUEST, MAX_REQUEST_BYTES, count_attachments
+from sleepcompact.domain.attachments import MAX_IMAGES_PER_REQUEST, MAX_REQUEST_BYTES, request_weight
 from sleepcompact.domain.errors import ContextOverflow, ConversationNotFound, RequestTooLarge
 from sleepcompact.domain.guard import Action, Check, decide
 from sleepcompact.domain.schedule import request_key
@@ -223,26 +223,15 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
 
 def request_load(view: ContextView) -> tuple[int, int] | None:
     """(attachments, bytes) of the rendered request when over the provider's per-request limits, else
-    None. Serializing the request costs about its size, so it is done only when the tokens say the
-    bytes could come near the limit, or attachments are there."""
-    attachments = sum(_attachments(m.get("content")) for m in view.messages)
-    if (
-        attachments <= MAX_IMAGES_PER_REQUEST
-        and not attachments
-        and view.counted_tokens * 8 < MAX_REQUEST_BYTES
-    ):
-        return None
-    size = len(json.dumps({"system": view.system, "messages": view.messages}, ensure_ascii=False))
+    None. The request is weighed by a walk over its values; only when that estimate comes within half
+    of the byte limit is it serialized, to be exact."""
+    body = {"system": view.system, "messages": view.messages}
+    attachments, size = request_weight(body)
+    if size * 2 >= MAX_REQUEST_BYTES:
+        size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
     if attachments <= MAX_IMAGES_PER_REQUEST and size <= MAX_REQUEST_BYTES:
         return None
     return attachments, size
-
-
-def _attachments(content: Any) -> int:
-    if not isinstance(content, list):
-        return 0
-    inner = [b.get("content") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-    return count_attachments(content) + sum(count_attachments(c) for c in inner)
 
 
 def _emit(view: ContextView, action: str, decision: str, **extra: Any) -> None:

@@ -130,9 +130,19 @@ def import_conversations(
                 _check_compatible(existing, spec, explicit)
                 cid = existing.id
             book = call_book(uow.conversations, cid)
-            for i, (normalized, tokens) in enumerate(prepared):
+            times = conv_data.sent_at or (None,) * len(prepared)
+            for i, ((normalized, tokens), sent_at) in enumerate(zip(prepared, times, strict=True)):
                 try:
-                    store_prepared(uow.conversations, book, cid, normalized, tokens, now, deps.counter.count)
+                    store_prepared(
+                        uow.conversations,
+                        book,
+                        cid,
+                        normalized,
+                        tokens,
+                        now,
+                        deps.counter.count,
+                        sent_at=sent_at,
+                    )
                 except InvalidMessage as exc:
                     raise ImportFormatError(f"message {i + 1}: {exc}", source=source) from exc
             uow.commit()

@@ -170,7 +170,9 @@ def test_unknown_conversation_is_a_typed_error_and_writes_nothing(memory: Memory
     assert db_snapshot(memory) == before
 
 
-def test_a_tool_call_id_reused_while_its_call_is_unanswered_is_refused(memory: Memory, db_snapshot: Snap) -> None:
+def test_a_tool_call_id_reused_while_its_call_is_unanswered_is_refused(
+    memory: Memory, db_snapshot: Snap
+) -> None:
     cid = _conversation(memory)
     memory.append(cid, ASSISTANT_TWO_CALLS)
     before = db_snapshot(memory)

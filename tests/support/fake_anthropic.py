@@ -37,6 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from sleepcompact.domain.validation import anthropic_problems
+
 __all__ = [
     "BATCH_OUTCOMES",
     "ERROR_STATUS",
@@ -183,7 +185,10 @@ def _validation_problem(body: object) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "messages: at least one message is required"
-    return None
+    # What the real API refuses with a 400: broken alternation, unanswered or duplicate tool ids,
+    # empty text, misplaced thinking (the project's strict validator, which tests check it against).
+    problems = anthropic_problems(messages, allow_pending_calls=False)
+    return f"messages: {problems[0]}" if problems else None
 
 
 class FakeAnthropic:

@@ -275,6 +275,7 @@ def test_source_formats_are_listed() -> None:
         "claude_code",
         "responses_items",
         "langchain_messages",
+        "memorybank",
     )
 
 
@@ -527,7 +528,9 @@ def test_a_tool_call_id_reused_after_its_result_imports() -> None:
 
 def test_a_tool_call_id_repeated_while_unanswered_names_the_message() -> None:
     msgs = [*OPENAI[1:3], OPENAI[2], OPENAI[3]]
-    with pytest.raises(ImportFormatError, match=r"messages\[2\]: tool call id 'call_1' is already used by a call"):
+    with pytest.raises(
+        ImportFormatError, match=r"messages\[2\]: tool call id 'call_1' is already used by a call"
+    ):
         parse_import(json.dumps({"messages": msgs}).encode())
 
 
