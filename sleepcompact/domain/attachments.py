@@ -197,7 +197,7 @@ def request_weight(body: Any) -> tuple[int, int]:
             size += sum(value.count(c) for c in _ESCAPED if c in value)
         elif isinstance(value, Mapping):
             attachments += is_attachment(value)
-            size += 2 + sum(len(str(k)) + 6 for k in value)  # "key": value, 
+            size += 2 + sum(len(str(k)) + 6 for k in value)  # "key": value,
             stack.extend(value.values())
         elif isinstance(value, list | tuple):
             size += 2 + 2 * len(value)
