@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
+from datetime import datetime
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from sleepcompact.cli.common import JsonFlag, app, console, errors, memory, preview, show
+from sleepcompact.cli.common import JsonFlag, Role, app, console, errors, memory, show
 
 ConversationArg = Annotated[str, typer.Argument(help="Conversation id.")]
 
@@ -112,24 +115,70 @@ def restore(
     show({"restored": list(undone)}, as_json, f"restored {', '.join(undone)}")
 
 
+def _seq_range(value: str | None) -> tuple[int | None, int | None]:
+    """``--seq``: ``A-B``, ``A-`` or ``-B`` (inclusive), or one ``N``."""
+    if value is None:
+        return None, None
+    m = re.fullmatch(r"\s*(\d*)\s*-\s*(\d*)\s*|\s*(\d+)\s*", value)
+    if m is None or value.strip() == "-":
+        raise typer.BadParameter(f"expected A-B, A-, -B or N, got {value!r}", param_hint="--seq")
+    if m.group(3) is not None:
+        return int(m.group(3)), int(m.group(3))
+    return (int(m.group(1)) if m.group(1) else None), (int(m.group(2)) if m.group(2) else None)
+
+
 @app.command()
 @errors
 def search(
     conversation: ConversationArg,
-    query: Annotated[str, typer.Argument(help='Words to find, or "seq:N" for the row a placeholder names.')],
-    limit: Annotated[int, typer.Option(help="How many hits.")] = 20,
+    query: Annotated[
+        str,
+        typer.Argument(
+            help='Words, identifiers or "quoted phrases" to find; "seq:N" for the row a placeholder names.'
+        ),
+    ],
+    limit: Annotated[int, typer.Option(min=1, help="How many hits at most.")] = 10,
+    role: Annotated[Role | None, typer.Option(help="Only messages of this role.")] = None,
+    tool: Annotated[str | None, typer.Option(help="Only calls and results of this tool.")] = None,
+    seq: Annotated[str | None, typer.Option(help="Only seqs in this range: A-B, A-, -B or N.")] = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="Only messages from this day on (YYYY-MM-DD)."),
+    ] = None,
+    until: Annotated[
+        datetime | None, typer.Option(formats=["%Y-%m-%d"], help="Only messages up to this day (YYYY-MM-DD).")
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option(min=0, help="Stop before the snippets exceed this many tokens.")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Search the archive (every original, including what compaction masked, truncated or summarized)."""
+    """Ranked search of the archive (every original, including what compaction masked, truncated or
+    summarized): any content word may match, identifiers and quoted phrases exactly; best first."""
+    seq_from, seq_to = _seq_range(seq)
     with memory() as mem:
-        hits = mem.search_history(conversation, query, limit)
+        hits = mem.search_history(
+            conversation,
+            query,
+            limit,
+            role=role.value if role else None,
+            tool=tool,
+            seq_from=seq_from,
+            seq_to=seq_to,
+            since=since.date() if since else None,
+            until=until.date() if until else None,
+            budget_tokens=budget,
+        )
 
     def text() -> None:
         out = console()
         if not hits:
             out.print("no match")
         for h in hits:
-            out.print(f"[bold]seq {h.seq}[/bold] {h.role}/{h.kind} ({h.state}): {preview(h.snippet)}")
+            where = f"{h.role}/{h.kind}" + (f" {h.tool_name}" if h.tool_name else "")
+            out.print(
+                f"[bold]seq {h.seq}[/bold] {escape(where)} ({h.state}, {h.score:.2f}): {escape(h.snippet)}"
+            )
 
     show(hits, as_json, text)
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from sleepcompact.domain.records import ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.domain.search_query import SearchFilters, SearchQuery
 
 
 class ConversationRepository(Protocol):
@@ -74,8 +75,11 @@ class ConversationRepository(Protocol):
         """One row by its seq."""
         ...
 
-    def search(self, conversation_id: str, query: str, limit: int = 20) -> list[MessageRecord]:
-        """Originals matching every word of the query, best first."""
+    def search(
+        self, conversation_id: str, query: SearchQuery, filters: SearchFilters, limit: int
+    ) -> list[tuple[MessageRecord, float]]:
+        """Originals matching any term of the parsed query and the filters, best first, each with its
+        engine score (higher is better; comparable within one result list)."""
         ...
 
     def timeline(self, conversation_id: str) -> list[tuple[int, int, str, int, datetime]]:

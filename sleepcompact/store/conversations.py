@@ -12,9 +12,10 @@ from sqlalchemy.orm import Session, aliased
 
 from sleepcompact.domain.messages import content_text
 from sleepcompact.domain.records import ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.domain.search_query import SearchFilters, SearchQuery
 from sleepcompact.store.mapping import conversation_record, dump_content, message_record
 from sleepcompact.store.models import Compaction, Conversation, Message
-from sleepcompact.store.search import index_messages, matching_ids
+from sleepcompact.store.search import index_messages, ranked_ids
 
 Message_call = aliased(Message, name="call")
 
@@ -254,13 +255,16 @@ class SqlConversations:
         )
         return message_record(row) if row is not None else None
 
-    def search(self, conversation_id: str, query: str, limit: int = 20) -> list[MessageRecord]:
-        """Originals matching every word of ``query``, best first (bm25 / ts_rank)."""
-        ids = matching_ids(self.session, conversation_id, query, limit)
-        if not ids:
+    def search(
+        self, conversation_id: str, query: SearchQuery, filters: SearchFilters, limit: int
+    ) -> list[tuple[MessageRecord, float]]:
+        """Originals matching any term of ``query`` and the filters, best first, with their scores."""
+        ranked = ranked_ids(self.session, conversation_id, query, filters, limit)
+        if not ranked:
             return []
+        ids = [mid for mid, _ in ranked]
         rows = {r.id: r for r in self.session.scalars(select(Message).where(Message.id.in_(ids)))}
-        return [message_record(rows[i]) for i in ids if i in rows]
+        return [(message_record(rows[i]), score) for i, score in ranked if i in rows]
 
     def timeline(self, conversation_id: str) -> list[tuple[int, int, str, int, datetime]]:
         """(id, seq, kind, original token_count, created_at) of every row, archived ones included.
