@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from sleepcompact.cli.common import JsonFlag, SourceType, app, console, errors, memory, preview, show
-from sleepcompact.domain.journal import TAG_BONUS, MemoryRecord
+from sleepcompact.domain.journal import KNOWN_TAGS, MemoryRecord
 
 journal_app = typer.Typer(
     help="The agent's journal (consolidated into memory during sleep).", no_args_is_help=True
@@ -28,7 +28,7 @@ def journal_add(
     source_type: Annotated[
         SourceType, typer.Option(help="How far the source is trusted.")
     ] = SourceType.direct,
-    tag: Annotated[list[str] | None, typer.Option(help=f"Tags: {', '.join(sorted(TAG_BONUS))}.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help=f"Tags: {', '.join(sorted(KNOWN_TAGS))}.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Write a journal entry (scored now by the heuristic) and print its id."""
@@ -72,7 +72,8 @@ def journal_list(
 def memories_list(
     conversation: Annotated[str, typer.Argument(help="Conversation id (its tenant and agent).")],
     include_invalid: Annotated[
-        bool, typer.Option("--all", help="Also superseded memories (kept, never deleted).")
+        bool,
+        typer.Option("--all", help="Also invalidated memories (superseded, corrected or deleted: kept)."),
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -95,17 +96,53 @@ def memories_search(
     show(rows, as_json, lambda: _memory_table(rows))
 
 
+Scope = Annotated[str | None, typer.Option(help="Conversation id whose tenant and agent own the memory.")]
+Tenant = Annotated[str | None, typer.Option(help="Tenant id (without --conversation; default: default).")]
+Agent = Annotated[str | None, typer.Option(help="Agent id (without --conversation; default: default).")]
+
+
+@memories_app.command("correct")
+@errors
+def memories_correct(
+    memory_id: Annotated[int, typer.Argument(metavar="ID", help="Memory id (see `memories list`).")],
+    text: Annotated[str, typer.Argument(help="The corrected statement.")],
+    conversation: Scope = None,
+    tenant: Tenant = None,
+    agent: Agent = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Replace a memory by your corrected statement (the old one is kept, invalidated)."""
+    with memory() as mem:
+        new = mem.memories.correct(
+            memory_id, text, conversation_id=conversation, tenant_id=tenant, agent_id=agent
+        )
+    show(new, as_json, f"memory {memory_id} corrected by memory {new.id}")
+
+
+@memories_app.command("delete")
+@errors
+def memories_delete(
+    memory_id: Annotated[int, typer.Argument(metavar="ID", help="Memory id (see `memories list`).")],
+    conversation: Scope = None,
+    tenant: Tenant = None,
+    agent: Agent = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Stop recalling a memory (kept, invalidated: `memories list --all` still shows it)."""
+    with memory() as mem:
+        gone = mem.memories.delete(memory_id, conversation_id=conversation, tenant_id=tenant, agent_id=agent)
+    show(gone, as_json, f"memory {memory_id} deleted ({gone.invalidation_reason or 'already invalid'})")
+
+
 def _memory_table(rows: list[MemoryRecord]) -> None:
     table = Table()
     for col in ("id", "kind", "confidence", "importance", "valid", "content"):
         table.add_column(col)
     for r in rows:
+        valid = (
+            f"no: {r.invalidation_reason}" if r.invalidation_reason else "no" if r.invalidated_at else "yes"
+        )
         table.add_row(
-            str(r.id),
-            r.kind,
-            f"{r.confidence:.2f}",
-            str(r.importance),
-            "no" if r.invalidated_at else "yes",
-            preview(r.content, 90),
+            str(r.id), r.kind, f"{r.confidence:.2f}", str(r.importance), valid, preview(r.content, 90)
         )
     console().print(table)

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 
 from sleepcompact.domain.sentences import strip_lead_in
 
+# A memory's date ("[2023-04-29] ") and reporting prefix ("The user said: ", "Emily asked, still
+# unanswered: ") are where and how it was said, not what it claims.
+_DATE = re.compile(r"^\s*\[\d{4}-\d{2}-\d{2}\]\s*")
 _PREFIX = re.compile(
-    r"^\s*(?:the (?:user|assistant) (?:said|asked|noted|mentioned)(?:, still unanswered)?|user|assistant)"
-    r"\s*:\s*",
+    r"^\s*(?:(?:the (?:user|assistant)|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}) (?:said|asked|noted|mentioned)"
+    r"(?:, still unanswered)?|user|assistant)\s*:\s*",
     re.I,
 )
 _MARKER = re.compile(
@@ -40,7 +43,10 @@ _STATE = re.compile(
     r"|costs?|works?|based)\b",
     re.I,
 )
-_I_MOVED = re.compile(r"\b(?:i|we)(?:'ve| have| just| recently)* (?:moved|relocated)\b", re.I)
+# "I moved", and the same said of someone: "the user moved", "Emily has moved".
+_I_MOVED = re.compile(
+    r"\b(?:[Ii]|[Ww]e|[Uu]ser|[A-Z][a-z]+)(?:'ve| have| has| just| recently)* (?:moved|relocated)\b"
+)
 _FROM_TO = re.compile(r"\bfrom\s+(.+?)\s+to\b", re.I)
 _CLAUSE = re.compile(r"\s*(?:;|,?\s+(?:and|but|while|whereas)\s+)\s*", re.I)
 _CODE = re.compile(r"\b([A-Z][A-Z0-9]|[0-9][A-Z])\s(\d{1,4}[A-Z]?)\b")  # flight-like codes: "LH 123"
@@ -148,7 +154,7 @@ def _clause(text: str, marker: bool) -> _Clause:
 
 def analyze(content: str) -> Statement:
     """The claims of one remembered statement (its reporting prefix and lead-in dropped)."""
-    body = _PREFIX.sub("", content.replace("’", "'").strip())
+    body = _PREFIX.sub("", _DATE.sub("", content.replace("’", "'").strip()))
     marker = _MARKER.search(body) is not None  # before the lead-in goes: "Actually, ..." is a marker
     body = _CODE.sub(r"\1\2", strip_lead_in(body))
     norm = " ".join(m.group().casefold() for m in _TOKEN.finditer(body))

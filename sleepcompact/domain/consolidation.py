@@ -5,7 +5,11 @@ returns what to create, reinforce and invalidate; the service applies the plan i
 one transaction. Entries under the importance floor are not promoted; exact and
 near duplicates merge (confidence rises); a new claim that contradicts an old one
 supersedes it and a contradiction record keeps the history; unanswered questions
-become knowledge gaps. Everything is rule based, hence deterministic.
+become knowledge gaps. The user's word wins: a memory the user corrected (``pinned``)
+is never superseded by an automatic entry (anything but a ``manual`` one), and an
+automatic entry that restates what the user deleted or corrected away (``retracted``)
+is not learned again; both are ``overruled``. Everything is rule based, hence
+deterministic.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class EntryIn:
     source_trust: float  # 0.9 / 0.8 / 0.6 / 0.3
     importance: int  # 1..10
     tags: tuple[str, ...]
+    origin: str = "agent"  # agent | pre_compaction | context_synthesis | manual (the user's own word)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class MemoryIn:
     confidence: float
     importance: int
     source_journal_ids: tuple[int, ...]
+    pinned: bool = False  # a user's correction: only a manual entry may supersede it
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,7 @@ class ConsolidationPlan:
     """What consolidation decided.
 
     Every input entry id is a key of ``consolidated`` and lands in a ``new``
-    memory's sources, a ``merges`` entry or ``below_floor`` (an entry that
+    memory's sources, a ``merges`` entry, ``below_floor`` or ``overruled`` (an entry that
     supersedes something is also a source of the contradiction record). Values of
     ``consolidated``: a positive int is the id of the existing memory the entry
     merged into; a negative int ``-(i + 1)`` means ``new[i]``; None means not
@@ -84,6 +90,7 @@ class ConsolidationPlan:
     invalidate: tuple[int, ...]
     consolidated: dict[int, int | None]
     below_floor: tuple[int, ...]
+    overruled: tuple[int, ...] = ()  # automatic entries the user's corrections and deletions override
 
     def new_memory_for(self, entry_id: int) -> NewMemory | None:
         """The new memory an entry became, if it became one."""
@@ -123,6 +130,7 @@ class _Target:
     sources: list[int] = field(default_factory=list)  # entry ids this plan adds
     supersedes: int | None = None
     alive: bool = True
+    pinned: bool = False  # a user's correction
     redirect: _Target | None = None  # the contradiction record that replaced a superseded new memory
 
     def absorb(self, entry: EntryIn, *, rise: bool = True) -> None:
@@ -134,17 +142,22 @@ class _Target:
 
 
 def consolidate(
-    entries: Sequence[EntryIn], memories: Sequence[MemoryIn], *, importance_floor: int = 5
+    entries: Sequence[EntryIn],
+    memories: Sequence[MemoryIn],
+    *,
+    importance_floor: int = 5,
+    retracted: Sequence[str] = (),
 ) -> ConsolidationPlan:
     """Plan how the entries become memories: see ``ConsolidationPlan`` for the result's scheme.
 
     Entries are taken in id order (journal order), so a later claim supersedes an
     earlier one. An entry already listed as a source of a memory (a repeated run)
-    merges into it without raising its confidence again.
+    merges into it without raising its confidence again. ``retracted``: the contents
+    of memories the user deleted or corrected away.
     """
     if any(m.id <= 0 for m in memories):
         raise ValueError("memory ids must be positive: `consolidated` encodes new memories as < 0")
-    planner = _Planner(sorted(memories, key=lambda m: m.id), importance_floor)
+    planner = _Planner(sorted(memories, key=lambda m: m.id), importance_floor, retracted)
     for entry in sorted(entries, key=lambda e: e.id):
         planner.place(entry)
     return planner.plan()
@@ -153,11 +166,14 @@ def consolidate(
 class _Planner:
     """Where each entry goes: nowhere (below the floor), into a memory, or into a new one."""
 
-    def __init__(self, ordered: list[MemoryIn], importance_floor: int) -> None:
+    def __init__(self, ordered: list[MemoryIn], importance_floor: int, retracted: Sequence[str]) -> None:
         self.floor = importance_floor
         self.existing = [
-            _Target(m.kind, m.content, m.confidence, m.importance, analyze(m.content), m.id) for m in ordered
+            _Target(m.kind, m.content, m.confidence, m.importance, analyze(m.content), m.id, pinned=m.pinned)
+            for m in ordered
         ]
+        self.retracted = [analyze(text) for text in retracted]
+        self.overruled: list[int] = []
         self.owner = {e: t for t, m in zip(self.existing, ordered, strict=True) for e in m.source_journal_ids}
         self.drafts: list[_Target] = []
         self.home: dict[int, _Target | None] = {}
@@ -176,6 +192,10 @@ class _Planner:
         kind = next((k for tag, k in _KINDS if tag in entry.tags), "fact")
         stmt = analyze(entry.content)
         candidates = [t for t in (*self.existing, *self.drafts) if t.alive and _compatible(t.kind, kind)]
+        if entry.origin != "manual" and self._overruled(stmt, kind, candidates):
+            self.home[entry.id] = None
+            self.overruled.append(entry.id)
+            return
         match = next((t for t in candidates if t.stmt.norm == stmt.norm), None)
         if match is None:
             scored = [(s, -i) for i, t in enumerate(candidates) if (s := duplicate_score(t.stmt, stmt)) > 0]
@@ -192,6 +212,14 @@ class _Planner:
         # An untrusted source (a scraped page, a tool's say-so) may add a claim but never retire one.
         if kind in _CLAIMS and not _NOT_CLAIMS & set(entry.tags) and entry.source_trust >= SUPERSEDE_TRUST:
             self._supersede(draft, candidates, entry)
+
+    def _overruled(self, stmt: Statement, kind: str, candidates: list[_Target]) -> bool:
+        """Whether an automatic entry restates what the user retracted or contradicts a correction."""
+        if any(r.norm == stmt.norm or duplicate_score(r, stmt) > 0 for r in self.retracted):
+            return True
+        return kind in _CLAIMS and any(
+            t.pinned and t.kind in _CLAIMS and contradicts(t.stmt, stmt) for t in candidates
+        )
 
     def _supersede(self, draft: _Target, candidates: list[_Target], entry: EntryIn) -> None:
         """Retire every claim the new one contradicts, each with a contradiction record."""
@@ -236,5 +264,6 @@ class _Planner:
             ),
             invalidate=tuple(self.invalidate),
             consolidated={e: target(t) for e, t in self.home.items()},
-            below_floor=tuple(e for e, t in self.home.items() if t is None),
+            below_floor=tuple(e for e, t in self.home.items() if t is None and e not in self.overruled),
+            overruled=tuple(self.overruled),
         )

@@ -1,16 +1,25 @@
 """Pre-compaction extraction: journal drafts (DESIGN section 4 step 4).
 
-Before any message leaves the live context as a summary, the facts, decisions,
-identifiers, errors and preferences in it become journal drafts, so a sleep
-tick can consolidate them into memory even if the summary loses them.
-Everything is regex and rule based, hence deterministic.
+Before any message leaves the live context as a summary, what it says becomes journal drafts, so a
+sleep tick can consolidate them into memory even if the summary loses them. Every speaker counts: each
+sentence of a user or assistant message becomes one dated third-person statement ("[2023-04-29] Emily
+started a pottery class on Thursdays", "[2023-05-02] The assistant recommended the painter Claude Monet
+to Emily"), tagged by what kind of statement it is (``domain.salience``), so its heuristic importance
+keeps acknowledgements, questions and hedges out of memory. Tool output gives its error lines
+(``observation``); every message gives the identifiers it introduces. Everything is regex and rule
+based, hence deterministic.
+
+How many: at most ``PER_MESSAGE`` drafts per folded message (a message is one seq, whatever its parts),
+and never more than ``MAX_DRAFTS`` in one compaction. When a compaction finds more, the most important
+are kept (ties: the earlier); the result is in seq order.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sleepcompact.domain.identifiers import (
     Identifier,
@@ -19,38 +28,91 @@ from sleepcompact.domain.identifiers import (
     looks_secret,
     output_noise,
 )
+from sleepcompact.domain.journal import heuristic_importance
 from sleepcompact.domain.messages import content_text
+from sleepcompact.domain.perspective import Speakers, third_person
 from sleepcompact.domain.records import MessageRecord, row_text, tool_names
-from sleepcompact.domain.sentences import is_decision, split_sentences, strip_lead_in, user_sentence_tags
+from sleepcompact.domain.salience import opener_stripped, personal_question, statement_tags
+from sleepcompact.domain.sentences import split_sentences
 
-TAGS = ("preference", "decision", "error", "identifier", "deadline", "fact", "question")
+TAGS = (
+    "preference",
+    "decision",
+    "error",
+    "identifier",
+    "deadline",
+    "fact",
+    "question",
+    "event",
+    "plan",
+    "recommendation",
+    "remark",
+    "named",
+    "dated",
+    "numeric",
+    "chat",
+    "asked",
+    "hedged",
+    "hypothetical",
+    "vague",
+)
+PER_MESSAGE = 2
+"""Drafts one folded message may add to a compaction's budget."""
 
+MAX_DRAFTS = 2_000
+"""Safety bound on the drafts of one compaction, however much it folds (a week of chat is far less)."""
+
+ASSISTANT = "the assistant"
+DEFAULT_USER = "the user"
+_NAME_KEYS = ("user", "user_name")
 _GAP = re.compile(
     r"\b(?:I (?:don't|do not|can't|cannot|couldn't)|not sure|no idea|unknown|unable to|no information)\b",
     re.I,
 )
 _NOTABLE = {"path": 0, "id": 0, "url": 1, "hash": 1, "code": 2, "command": 2, "number": 3}
+_PROSE_KINDS = frozenset({"path", "id", "url", "hash", "code", "command"})  # numbers stay in the statements
+_MAX_SENTENCE = 400
 
 
-def _notable(ident: Identifier, kind: str) -> bool:
-    if ident.kind not in _NOTABLE or len(ident.value) > 120 or looks_secret(ident.value):
-        return False
-    return kind != "tool_result" or not output_noise(ident.value)
+_Add = Callable[[str, str, tuple[str, ...], int], None]
+
+
+def user_name_of(metadata: Mapping[str, Any]) -> str | None:
+    """The user's name from a conversation's metadata (``user``, as MemoryBank imports set it, or
+    ``user_name``), when it is a short single-line string."""
+    for key in _NAME_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and 0 < len(value.strip()) <= 64 and "\n" not in value:
+            return " ".join(value.split())
+    return None
 
 
 @dataclass(frozen=True)
 class JournalDraft:
-    """A journal entry to be: one standalone statement and where it came from."""
+    """A journal entry to be: one standalone dated statement and where it came from."""
 
     content: str
     source_type: str  # direct (the user said it), observation (tool output), inference (assistant)
     tags: tuple[str, ...]
     seq: int
 
+    @property
+    def importance(self) -> int:
+        """The heuristic importance the entry will get."""
+        return heuristic_importance(self.source_type, self.tags)
+
+
+def _dated(row: MessageRecord, text: str) -> str:
+    return f"[{row.created_at.date().isoformat()}] {text}"
+
 
 def _sentence(text: str) -> str:
     text = " ".join(text.split())
-    return text if text[-1:] in ".!?" else text + "."
+    if len(text) > _MAX_SENTENCE:
+        text = text[: _MAX_SENTENCE - 1].rstrip() + "…"
+    if text[-1:] == "!":
+        return text[:-1].rstrip() + "."
+    return text if text[-1:] in ".?…" else text + "."
 
 
 def _answered(rows: Sequence[MessageRecord], index: int) -> bool | None:
@@ -63,27 +125,106 @@ def _answered(rows: Sequence[MessageRecord], index: int) -> bool | None:
     return None
 
 
-def extract_facts(rows: Sequence[MessageRecord], *, max_entries: int = 50) -> list[JournalDraft]:
-    """Journal drafts for the facts, preferences, decisions, errors, identifiers and open questions in rows.
+def _notable(ident: Identifier, kind: str, role: str) -> bool:
+    if ident.kind not in _NOTABLE or len(ident.value) > 120 or looks_secret(ident.value):
+        return False
+    if kind == "message" and role in ("user", "assistant") and ident.kind not in _PROSE_KINDS:
+        return False
+    return kind != "tool_result" or not output_noise(ident.value)
 
-    User sentences become ``direct`` drafts, assistant decisions ``inference``,
-    error lines of tool output ``observation``; each message with identifiers
-    not seen before gets one compact identifiers draft. Questions the assistant
-    could not answer are tagged ``question``. Nothing that looks like a secret
-    is ever included. When more than ``max_entries`` are found, user statements
-    are kept first and identifier lists last; the result is in seq order.
+
+# A quoted title ends a statement whose question follows without a stop: '... "Looking Up" Has it ...?'
+_QUESTION_AFTER_QUOTE = re.compile(
+    r"(?<=[\"”])\s+(?=(?:Has|Have|Do|Does|Did|Are|Is|Can|Could|Would|Will|What|Which|Who|How|Why|When"
+    r"|Where)\b)"
+)
+
+
+# Tool output an agent framework hands back as a user turn (mini-swe-agent, SWE-agent): an observation.
+_OBSERVATION = re.compile(r"^\s*(?:<returncode>|<output|\[File:|OBSERVATION:|Observation:|Traceback \()")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_CODE_LINE = re.compile(r"^(?:\s{4}|\t|\s*(?:>>>|\.\.\.|\$ |#|//|\d+:|[-+@]{2}|[{}\[\]()<]))")
+_SYMBOLS = frozenset("[]{}()<>=;_/\\|`#$@*%^~")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The lines of a message that are prose: code blocks, code-like lines (prompts, line numbers,
+    indented code, assignments, markup) and lines mostly of symbols are not statements."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced or _CODE_LINE.match(line) or not line.strip():
+            continue
+        stripped = line.strip()
+        symbols = sum(c in _SYMBOLS for c in stripped)
+        words = stripped.split()
+        if symbols > 0.08 * len(stripped) or sum(bool(_WORD.match(w)) for w in words) < 0.5 * len(words):
+            continue
+        out.append(stripped)
+    return out
+
+
+def _sentences(text: str) -> list[str]:
+    """Statements a message makes: its prose split into sentences (a lead-in to a list or a code block,
+    ending in ':', says nothing by itself)."""
+    return [
+        part
+        for s in split_sentences("\n".join(_prose_lines(text)))
+        for part in _QUESTION_AFTER_QUOTE.split(s)
+        if part.strip() and not part.rstrip().endswith(":")
+    ]
+
+
+def _statements(
+    ordered: Sequence[MessageRecord], index: int, user: str
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(content, source type, tags) of each sentence of a user or assistant message."""
+    row = ordered[index]
+    is_user = row.role == "user"
+    who = Speakers(user, ASSISTANT, True) if is_user else Speakers(ASSISTANT, user, False)
+    source = "direct" if is_user else "inference"
+    out = []
+    for sentence in _sentences(row_text(row)):
+        tags = statement_tags(sentence, assistant=not is_user)
+        body = opener_stripped(sentence) or sentence
+        text = _sentence(third_person(body, who))
+        if tags[0] == "asked":
+            if is_user and not personal_question(sentence) and _answered(ordered, index) is False:
+                text = f"{who.speaker} asked, still unanswered: {text}"
+                tags = ("question", *tags[1:])
+            else:
+                text = f"{who.speaker} asked: {text}"
+        out.append((_dated(row, text[:1].upper() + text[1:]), source, tags))
+    return out
+
+
+def extract_facts(
+    rows: Sequence[MessageRecord], *, user_name: str | None = None, max_entries: int | None = None
+) -> list[JournalDraft]:
+    """Journal drafts for what the rows say: every speaker's statements, tool errors and identifiers.
+
+    User sentences become ``direct`` drafts, assistant sentences ``inference``, error lines of tool
+    output ``observation``; each message with identifiers not seen before gets one compact identifiers
+    draft. Questions the assistant could not answer are tagged ``question``. ``user_name`` names the
+    user in the statements (else "the user"). Nothing that looks like a secret is ever included. At
+    most ``max_entries`` drafts (default: ``PER_MESSAGE`` per folded message, ``MAX_DRAFTS`` at most),
+    the most important first; the result is in seq order.
     """
     ordered = sorted(rows, key=lambda r: (r.seq, r.part))
     names = tool_names(ordered)
-    drafts: list[tuple[int, int, JournalDraft]] = []  # (priority, order, draft)
+    user = user_name or DEFAULT_USER
+    drafts: list[JournalDraft] = []
     seen_content: set[str] = set()
     seen_idents: set[str] = set()
 
-    def add(priority: int, content: str, source: str, tags: tuple[str, ...], seq: int) -> None:
-        key = " ".join(content.casefold().split())
+    def add(content: str, source: str, tags: tuple[str, ...], seq: int) -> None:
+        key = " ".join(content.split(" ", 1)[-1].casefold().split())  # the same words on another day too
         if key not in seen_content and not looks_secret(content):
             seen_content.add(key)
-            drafts.append((priority, len(drafts), JournalDraft(content, source, tags, seq)))
+            drafts.append(JournalDraft(content, source, tags, seq))
 
     for index, row in enumerate(ordered):
         text = row_text(row)
@@ -93,31 +234,39 @@ def extract_facts(rows: Sequence[MessageRecord], *, max_entries: int = 50) -> li
             if not lines and row.metadata.get("is_error"):
                 lines = [ln.strip()[:200] for ln in text.splitlines() if ln.strip()][:1]
             for line in lines:
-                add(2, f"Tool {name} reported an error: {line}", "observation", ("error",), row.seq)
-        elif row.role == "user" and row.kind == "message":
-            for sentence in map(strip_lead_in, split_sentences(text)):
-                tags = user_sentence_tags(sentence)
-                if tags and tags != ("question",):
-                    add(0, f"The user said: {_sentence(sentence)}", "direct", tags, row.seq)
-                elif tags and _answered(ordered, index) is False:
-                    add(1, f"The user asked, still unanswered: {sentence}", "direct", tags, row.seq)
-        elif row.role == "assistant" and row.kind == "message":
-            for sentence in split_sentences(text):
-                if is_decision(sentence) and not sentence.endswith("?"):
-                    add(3, f"The assistant said: {_sentence(sentence)}", "inference", ("decision",), row.seq)
+                add(_dated(row, f"Tool {name} reported an error: {line}"), "observation", ("error",), row.seq)
+        elif row.role == "user" and row.kind == "message" and _OBSERVATION.match(text):
+            for line in error_lines(text, 2):  # tool output in a user turn: its errors, as for a tool result
+                add(_dated(row, f"Tool output reported an error: {line}"), "observation", ("error",), row.seq)
+        elif row.role in ("user", "assistant") and row.kind == "message":
+            for content, source, tags in _statements(ordered, index, user):
+                add(content, source, tags, row.seq)
         if row.role != "system" and row.kind != "summary":
-            idents = [
-                i for i in find_identifiers(text) if i.value not in seen_idents and _notable(i, row.kind)
-            ]
-            if row.kind == "tool_result":  # a listing names hundreds of files; keep the likeliest few
-                idents = sorted(idents, key=lambda i: _NOTABLE[i.kind])[:6]
-            if idents[:12]:
-                seen_idents.update(i.value for i in idents[:12])
-                who = {"user": "the user", "assistant": "the assistant"}.get(row.role, "tool output")
-                who = f"the assistant's {row.tool_name or 'tool'} call" if row.kind == "tool_call" else who
-                source = {"user": "direct", "tool": "observation"}.get(row.role, "inference")
-                listed = ", ".join(i.value for i in idents[:12])
-                content = f"Identifiers mentioned by {who} (seq {row.seq}): {listed}."
-                add(2 if row.role == "user" else 4, content, source, ("identifier",), row.seq)
-    kept = sorted(drafts, key=lambda d: (d[0], d[1]))[: max(0, max_entries)]
-    return [d for _p, _o, d in sorted(kept, key=lambda d: d[1])]
+            _identifiers(row, text, user, seen_idents, add)
+    budget = _budget(ordered) if max_entries is None else max(0, max_entries)
+    ranked = sorted(range(len(drafts)), key=lambda i: (-drafts[i].importance, i))[:budget]
+    return [drafts[i] for i in sorted(ranked)]
+
+
+def _budget(rows: Sequence[MessageRecord]) -> int:
+    """``PER_MESSAGE`` per folded message (system rows and earlier summaries are not folded messages)."""
+    messages = {r.seq for r in rows if r.role != "system" and r.kind != "summary"}
+    return min(MAX_DRAFTS, PER_MESSAGE * len(messages))
+
+
+def _identifiers(row: MessageRecord, text: str, user: str, seen: set[str], add: _Add) -> None:
+    """One draft listing the notable identifiers a row introduces (tool output: its likeliest six)."""
+    output = row.kind == "tool_result" or (row.role == "user" and _OBSERVATION.match(text) is not None)
+    kind = "tool_result" if output else row.kind
+    idents = [i for i in find_identifiers(text) if i.value not in seen and _notable(i, kind, row.role)]
+    if output:  # a listing names hundreds of files; keep the likeliest few
+        idents = sorted(idents, key=lambda i: _NOTABLE[i.kind])[:6]
+    if not idents[:12]:
+        return
+    seen.update(i.value for i in idents[:12])
+    who = "tool output" if output else {"user": user, "assistant": ASSISTANT}.get(row.role, "tool output")
+    who = f"the assistant's {row.tool_name or 'tool'} call" if row.kind == "tool_call" else who
+    source = "observation" if output else {"user": "direct"}.get(row.role, "inference")
+    listed = ", ".join(i.value for i in idents[:12])
+    content = f"Identifiers mentioned by {who} (seq {row.seq}): {listed}."
+    add(_dated(row, content), source, ("identifier",), row.seq)

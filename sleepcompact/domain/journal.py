@@ -15,19 +15,44 @@ TAG_BONUS: dict[str, int] = {
     "decision": 2,
     "preference": 2,
     "deadline": 2,
+    "event": 2,
+    "plan": 2,
+    "recommendation": 2,
     "error": 1,
     "identifier": 1,
     "fact": 1,
     "question": 0,
     "summary": 1,
+    "remark": -1,
 }
+"""What an entry is: the strongest of its kinds adds this much."""
+
+DETAIL_BONUS: dict[str, int] = {"named": 1, "dated": 1, "numeric": 1}
+"""What makes it concrete: each adds one, two at most."""
+
+MAX_DETAIL_BONUS = 2
+
+TAG_CEILING: dict[str, int] = {"chat": 2, "asked": 3, "hedged": 4, "hypothetical": 4, "vague": 4}
+"""What keeps it out of memory whatever else it is: acknowledgements, greetings and pleasantries,
+questions, hedged or hypothetical statements and statements with no content of their own score at most
+this (under the consolidation floor of 5)."""
+
+KNOWN_TAGS = frozenset(TAG_BONUS) | frozenset(DETAIL_BONUS) | frozenset(TAG_CEILING)
 ORIGINS = ("agent", "pre_compaction", "context_synthesis", "manual")
+DELETED_BY_USER = "deleted by user"
+CORRECTED_BY_USER = "corrected by user"
+USER_REASONS = (DELETED_BY_USER, CORRECTED_BY_USER)
+"""Why a user invalidated a memory; a memory invalidated so is retracted: never learned again."""
 
 
 def heuristic_importance(source_type: str, tags: Iterable[str]) -> int:
-    """Start at 5, add the source's bonus and the strongest tag bonus, clamp to 1..10."""
-    bonus = max((TAG_BONUS.get(t, 0) for t in tags), default=0)
-    return max(1, min(10, 5 + SOURCE_BONUS.get(source_type, 0) + bonus))
+    """Start at 5, add the source's bonus, the strongest kind's bonus and the details' (two at most),
+    clamp to 1..10, then to the lowest ceiling among the tags (see ``TAG_CEILING``)."""
+    tags = tuple(tags)
+    bonus = max((TAG_BONUS[t] for t in tags if t in TAG_BONUS), default=0)
+    details = min(MAX_DETAIL_BONUS, sum(DETAIL_BONUS.get(t, 0) for t in tags))
+    score = max(1, min(10, 5 + SOURCE_BONUS.get(source_type, 0) + bonus + details))
+    return min([score, *(TAG_CEILING[t] for t in tags if t in TAG_CEILING)])
 
 
 @dataclass(frozen=True)
@@ -79,7 +104,8 @@ class JournalEntryRecord:
 
 @dataclass(frozen=True)
 class MemoryRecord:
-    """A long-term memory of one agent. Invalidated memories are kept, with what superseded them."""
+    """A long-term memory of one agent. Invalidated memories are kept, with what superseded them and, when
+    a user corrected or deleted one, why."""
 
     id: int
     tenant_id: str
@@ -94,6 +120,13 @@ class MemoryRecord:
     invalidated_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    invalidation_reason: str | None = None  # "deleted by user", "corrected by user"; None when superseded
+    corrects: int | None = None  # the memory this user correction replaced
+
+    @property
+    def pinned(self) -> bool:
+        """A user's correction: automatic consolidation never supersedes it."""
+        return self.corrects is not None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (what ``sleepcompact memories list --json`` prints)."""

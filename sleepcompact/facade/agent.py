@@ -1,7 +1,8 @@
 """``mem.journal`` and ``mem.memories``: what an agent notes, and what it remembers long-term.
 
 Both are addressed by a conversation id: its tenant and agent own the journal and the memories, so
-every conversation of one agent shares them.
+every conversation of one agent shares them. Correcting or deleting a memory names the memory's id, in
+the agent of a conversation or of a tenant and agent id.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sleepcompact.bootstrap import Container
+from sleepcompact.domain.errors import InvalidSetting
 from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord
 from sleepcompact.services import journal, memories
 from sleepcompact.services.conversations import get_conversation
@@ -73,6 +75,49 @@ class Memories:
         """Valid memories of the agent containing every word of the query."""
         conv = get_conversation(self._deps, conversation_id)
         return memories.search_memories(self._deps, conv.tenant_id, conv.agent_id, query)
+
+    def correct(
+        self,
+        memory_id: int,
+        new_content: str,
+        *,
+        conversation_id: str | None = None,
+        tenant_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> MemoryRecord:
+        """Replace a memory by the user's corrected statement; returns the new memory.
+
+        The old memory stays, invalidated ("corrected by user") and superseded by the new one, which is
+        the user's word: automatic consolidation never supersedes it. The memory is looked up in the
+        agent of ``conversation_id``, else of ``tenant_id``/``agent_id`` (both "default" when omitted);
+        another agent's memory raises ``MemoryNotFound`` like an unknown id.
+        """
+        tenant, agent = self._principal(conversation_id, tenant_id, agent_id)
+        return memories.correct_memory(self._deps, tenant, agent, memory_id, new_content)
+
+    def delete(
+        self,
+        memory_id: int,
+        *,
+        conversation_id: str | None = None,
+        tenant_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> MemoryRecord:
+        """Invalidate a memory ("deleted by user"): never recalled or learned again, still listed with
+        ``include_invalid``. Scoped like ``correct``; returns the memory as stored."""
+        tenant, agent = self._principal(conversation_id, tenant_id, agent_id)
+        return memories.delete_memory(self._deps, tenant, agent, memory_id)
+
+    def _principal(
+        self, conversation_id: str | None, tenant_id: str | None, agent_id: str | None
+    ) -> tuple[str, str]:
+        """The (tenant, agent) whose memories a call may touch."""
+        if conversation_id is not None:
+            if tenant_id is not None or agent_id is not None:
+                raise InvalidSetting("give a conversation id or a tenant and agent, not both")
+            conv = get_conversation(self._deps, conversation_id)
+            return conv.tenant_id, conv.agent_id
+        return tenant_id or "default", agent_id or "default"
 
     def consolidate(self, conversation_id: str) -> ConsolidationReport:
         """Promote the agent's pending journal entries into long-term memories now."""

@@ -37,6 +37,10 @@ class AgentMemoryRepository(Protocol):
         """Memories of one agent, oldest first (superseded ones too with ``include_invalid``)."""
         ...
 
+    def memory(self, tenant_id: str, agent_id: str, memory_id: int) -> MemoryRecord | None:
+        """One memory of the agent, valid or not; None when the id is another agent's or no one's."""
+        ...
+
     def add_memory(
         self,
         tenant_id: str,
@@ -49,8 +53,10 @@ class AgentMemoryRepository(Protocol):
         source_journal_ids: Sequence[int],
         source_trust: float,
         now: datetime,
+        corrects: int | None = None,
     ) -> int:
-        """Insert a memory (``source_trust``: the highest trust among its journal entries)."""
+        """Insert a memory (``source_trust``: the highest trust among its journal entries; ``corrects``:
+        the memory a user's correction replaces)."""
         ...
 
     def reinforce_memory(
@@ -66,6 +72,9 @@ class AgentMemoryRepository(Protocol):
         """Raise a memory's confidence (and its trust, when ``source_trust`` is higher)."""
         ...
 
-    def invalidate_memory(self, memory_id: int, *, superseded_by: int | None, now: datetime) -> None:
-        """Mark a memory invalid (kept)."""
+    def invalidate_memory(
+        self, memory_id: int, *, superseded_by: int | None, now: datetime, reason: str | None = None
+    ) -> bool:
+        """Mark a memory invalid (kept; ``reason`` when a user corrected or deleted it); False when it
+        already was."""
         ...

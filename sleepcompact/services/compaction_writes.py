@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from sleepcompact.domain.budget import Budget, model_family, model_spec
-from sleepcompact.domain.extraction import extract_facts
+from sleepcompact.domain.extraction import extract_facts, user_name_of
 from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot
@@ -190,7 +190,7 @@ def journal_entries(
         NewJournalEntry(
             conv.tenant_id, conv.agent_id, conv.id, d.content, d.source_type, "pre_compaction", d.tags
         )
-        for d in extract_facts(p.summary.rows)
+        for d in extract_facts(p.summary.rows, user_name=user_name_of(conv.metadata))
     ]
     if summary is not None:
         entries.append(

@@ -13,7 +13,7 @@ from sleepcompact.domain.errors import (
     InvalidSetting,
     PermanentLLMError,
 )
-from sleepcompact.domain.journal import ORIGINS, SOURCE_TRUST, TAG_BONUS, JournalEntryRecord, NewJournalEntry
+from sleepcompact.domain.journal import KNOWN_TAGS, ORIGINS, SOURCE_TRUST, JournalEntryRecord, NewJournalEntry
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, Rescorer
@@ -52,9 +52,9 @@ def add_entry(
         )
     if origin not in ORIGINS:
         raise InvalidSetting(f"unknown origin {origin!r}; expected one of {', '.join(ORIGINS)}")
-    unknown = sorted(set(tags) - set(TAG_BONUS))
+    unknown = sorted(set(tags) - KNOWN_TAGS)
     if unknown:
-        raise InvalidSetting(f"unknown tags {unknown}; known: {sorted(TAG_BONUS)}")
+        raise InvalidSetting(f"unknown tags {unknown}; known: {sorted(KNOWN_TAGS)}")
     with deps.uow() as uow:
         conv = uow.conversations.get(conversation_id)
         if conv is None:

@@ -1,14 +1,24 @@
-"""Long-term memory: consolidate an agent's journal, list and search what it remembers."""
+"""Long-term memory: consolidate an agent's journal, list and search what it remembers, and let a user
+correct or delete a memory (archived, never destroyed)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass
 from datetime import datetime
 from typing import Any
 
 from sleepcompact.domain.consolidation import ConsolidationPlan, EntryIn, MemoryIn, consolidate
-from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord
+from sleepcompact.domain.errors import EmptyContent, InvalidSetting, MemoryNotFound
+from sleepcompact.domain.journal import (
+    CORRECTED_BY_USER,
+    DELETED_BY_USER,
+    SOURCE_TRUST,
+    USER_REASONS,
+    JournalEntryRecord,
+    MemoryRecord,
+    NewJournalEntry,
+)
 from sleepcompact.domain.memory_trust import merged_trust, new_memory_trust
 from sleepcompact.ports import AgentMemoryRepository, Dependencies
 from sleepcompact.services.clock import utcnow
@@ -27,10 +37,15 @@ class ConsolidationReport:
     superseded: int = 0
     contradictions: int = 0
     below_floor: int = 0
+    overruled: int = 0  # automatic entries a user's correction or deletion overrides
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return asdict(self)
+
+    def __add__(self, other: ConsolidationReport) -> ConsolidationReport:
+        """Two consolidations of one tick, counted together."""
+        return ConsolidationReport(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 def consolidate_agent(deps: Dependencies, tenant_id: str, agent_id: str) -> ConsolidationReport:
@@ -42,14 +57,19 @@ def consolidate_agent(deps: Dependencies, tenant_id: str, agent_id: str) -> Cons
         entries = uow.memories.entries(tenant_id, agent_id, PENDING)
         if not entries:
             return ConsolidationReport()
-        memories = uow.memories.memories(tenant_id, agent_id)
+        everything = uow.memories.memories(tenant_id, agent_id, include_invalid=True)
+        memories = [m for m in everything if m.invalidated_at is None]
         plan = consolidate(
-            [EntryIn(e.id, e.content, e.source_type, e.source_trust, e.importance, e.tags) for e in entries],
             [
-                MemoryIn(m.id, m.kind, m.content, m.confidence, m.importance, m.source_journal_ids)
+                EntryIn(e.id, e.content, e.source_type, e.source_trust, e.importance, e.tags, e.origin)
+                for e in entries
+            ],
+            [
+                MemoryIn(m.id, m.kind, m.content, m.confidence, m.importance, m.source_journal_ids, m.pinned)
                 for m in memories
             ],
             importance_floor=IMPORTANCE_FLOOR,
+            retracted=[m.content for m in everything if m.invalidation_reason in USER_REASONS],
         )
         _write_plan(uow.memories, tenant_id, agent_id, plan, entries, memories, utcnow())
         uow.commit()
@@ -60,6 +80,7 @@ def consolidate_agent(deps: Dependencies, tenant_id: str, agent_id: str) -> Cons
         superseded=len(plan.invalidate),
         contradictions=sum(1 for n in plan.new if n.kind == "contradiction"),
         below_floor=len(plan.below_floor),
+        overruled=len(plan.overruled),
     )
 
 
@@ -111,7 +132,7 @@ def _write_plan(
     for old in plan.invalidate:
         by = next((created[i] for i, n in enumerate(plan.new) if n.supersedes == old), None)
         repo.invalidate_memory(old, superseded_by=by, now=now)
-    repo.set_entries([e for e in plan.below_floor if e not in linked], status="pruned")
+    repo.set_entries([e for e in (*plan.below_floor, *plan.overruled) if e not in linked], status="pruned")
 
 
 def list_memories(
@@ -129,3 +150,85 @@ def search_memories(deps: Dependencies, tenant_id: str, agent_id: str, query: st
         rows = uow.memories.memories(tenant_id, agent_id)
     hits = [m for m in rows if all(w in m.content.lower() for w in words)]
     return sorted(hits, key=lambda m: (-m.importance, -m.confidence, m.id))
+
+
+CORRECTION_IMPORTANCE = 7
+"""Least importance of a user's correction: someone cared enough to fix it."""
+
+MAX_MEMORY_CHARS = 10_000
+_CLAIM_KINDS = {"fact": "fact", "preference": "preference", "insight": "decision"}  # kind -> journal tag
+
+
+def correct_memory(
+    deps: Dependencies, tenant_id: str, agent_id: str, memory_id: int, content: str
+) -> MemoryRecord:
+    """Replace a valid memory by the user's corrected statement; returns the new memory.
+
+    The old memory is invalidated (kept, ``corrected by user``, superseded by the new one); the new one
+    is the user's word: a ``manual`` journal entry of ``direct`` trust, linked back through
+    ``corrects``, that automatic consolidation never supersedes. Raises ``MemoryNotFound`` for an id of
+    no memory of this tenant's agent, ``InvalidSetting`` for a memory no longer valid.
+    """
+    text = content.strip()
+    if not text:
+        raise EmptyContent("a corrected memory needs content")
+    if len(text) > MAX_MEMORY_CHARS:
+        raise InvalidSetting(f"a memory holds at most {MAX_MEMORY_CHARS} characters, got {len(text)}")
+    with deps.uow() as uow:
+        old = _valid(uow.memories, tenant_id, agent_id, memory_id, "corrected")
+        kind = old.kind if old.kind in _CLAIM_KINDS else "fact"
+        now = utcnow()
+        entry = NewJournalEntry(tenant_id, agent_id, None, text, "direct", "manual", (_CLAIM_KINDS[kind],))
+        (entry_id,) = uow.memories.add_entries([entry], now)
+        new_id = uow.memories.add_memory(
+            tenant_id,
+            agent_id,
+            kind=kind,
+            content=text,
+            confidence=SOURCE_TRUST["direct"],
+            importance=max(old.importance, CORRECTION_IMPORTANCE),
+            source_journal_ids=(entry_id,),
+            source_trust=SOURCE_TRUST["direct"],
+            now=now,
+            corrects=old.id,
+        )
+        uow.memories.set_entries([entry_id], status="consolidated", memory_id=new_id)
+        if not uow.memories.invalidate_memory(
+            old.id, superseded_by=new_id, now=now, reason=CORRECTED_BY_USER
+        ):
+            # Another correction, deletion or consolidation invalidated it since we read it: nothing lands.
+            raise InvalidSetting(f"memory {memory_id} changed while it was being corrected; try again")
+        created = _valid(uow.memories, tenant_id, agent_id, new_id, "read")
+        uow.commit()
+    return created
+
+
+def delete_memory(deps: Dependencies, tenant_id: str, agent_id: str, memory_id: int) -> MemoryRecord:
+    """Invalidate a memory at the user's request (``deleted by user``): never recalled or learned again,
+    still listed with ``include_invalid``. Deleting it again changes nothing; returns it as stored."""
+    with deps.uow() as uow:
+        memory = uow.memories.memory(tenant_id, agent_id, memory_id)
+        if memory is None:
+            raise MemoryNotFound(memory_id)
+        if memory.invalidated_at is None:
+            uow.memories.invalidate_memory(
+                memory.id, superseded_by=None, now=utcnow(), reason=DELETED_BY_USER
+            )
+            memory = uow.memories.memory(tenant_id, agent_id, memory_id) or memory
+            uow.commit()
+    return memory
+
+
+def _valid(
+    repo: AgentMemoryRepository, tenant_id: str, agent_id: str, memory_id: int, verb: str
+) -> MemoryRecord:
+    """The memory, when it is this agent's and still valid; a typed error otherwise."""
+    memory = repo.memory(tenant_id, agent_id, memory_id)
+    if memory is None:
+        raise MemoryNotFound(memory_id)
+    if memory.invalidated_at is not None:
+        why = memory.invalidation_reason or f"superseded by memory {memory.superseded_by}"
+        raise InvalidSetting(
+            f"memory {memory_id} is no longer valid ({why}); only a valid memory can be {verb}"
+        )
+    return memory

@@ -1,6 +1,9 @@
-"""A sleep tick for one conversation: rescore and consolidate the journal into memory, then compact.
+"""A sleep tick for one conversation: rescore and consolidate the journal into memory, compact, then
+rescore and consolidate what that compaction extracted.
 
-Facts are safe in memory before anything is folded into a summary (DESIGN section 5). A tick is keyed
+Facts are safe in memory before anything is folded into a summary (DESIGN section 5), and what the
+tick's own compaction journals (every folded statement, dated) is memory by the end of the same tick,
+not the next one. A tick is keyed
 (the night's date, an idle spell, a request): the unique (conversation_id, tick_key) row makes running
 the same tick again a no-op once it is done, and a tick that died half-way (a killed worker) is simply
 run again: consolidation finds nothing pending twice, and the compaction's epoch check applies once.
@@ -204,11 +207,44 @@ def _work(
     deps: Dependencies, conv: ConversationRecord, tick_key: str, tick_helpers: TickHelpers
 ) -> TickResult:
     """Scores first (consolidation decides by importance what becomes a memory), then memories, then
-    the compaction the conversation's size (or entry count) calls for."""
-    settings = deps.settings
-    rescorer = tick_helpers.rescorer
+    the compaction the conversation's size (or entry count) calls for, then the entries it journaled."""
+    rescoring, consolidation = _remember(deps, conv, tick_helpers.rescorer)
+    compaction, trigger = _compaction_step(deps, conv, tick_helpers)
+    if compaction.status == "applied":  # applied now (not batched): the entries it journaled are pending
+        again, more = _remember(deps, conv, tick_helpers.rescorer)
+        rescoring = _both(rescoring, again)
+        consolidation = consolidation + more
+    return TickResult(tick_key, consolidation, compaction, trigger, rescoring)
+
+
+def _remember(
+    deps: Dependencies, conv: ConversationRecord, rescorer: Rescorer | None
+) -> tuple[RescoringReport | None, ConsolidationReport]:
+    """Rescore (when on) and consolidate the agent's pending journal entries."""
     rescoring = rescore_pending(deps, rescorer, conv.tenant_id, conv.agent_id) if rescorer else None
-    consolidation = consolidate_agent(deps, conv.tenant_id, conv.agent_id)
+    return rescoring, consolidate_agent(deps, conv.tenant_id, conv.agent_id)
+
+
+def _both(first: RescoringReport | None, second: RescoringReport | None) -> RescoringReport | None:
+    """One tick's rescoring: both passes added up (the second's status and error win when it worked)."""
+    if first is None or second is None:
+        return first or second
+    if second.status == "nothing pending":
+        return first
+    return RescoringReport(
+        second.status if first.error is None else first.status,
+        first.entries + second.entries,
+        first.rescored + second.rescored,
+        first.changed + second.changed,
+        first.error or second.error,
+    )
+
+
+def _compaction_step(
+    deps: Dependencies, conv: ConversationRecord, tick_helpers: TickHelpers
+) -> tuple[TickCompaction, str | None]:
+    """The compaction the conversation's size (or live message count) calls for, and its trigger."""
+    settings = deps.settings
     with deps.read_uow() as uow:
         conv = uow.conversations.get(conv.id) or conv
         budget = budget_for(conv, settings.thresholds, uow.calibration.factors())
@@ -219,8 +255,7 @@ def _work(
         compaction = TickCompaction("auto-compaction off")  # really off: the journal is still consolidated
     elif over_soft or too_many:
         compaction = _compact(deps, conv.id, tick_helpers, force=too_many and not over_soft)
-    trigger = "soft threshold" if over_soft else "entry count" if too_many else None
-    return TickResult(tick_key, consolidation, compaction, trigger, rescoring)
+    return compaction, "soft threshold" if over_soft else "entry count" if too_many else None
 
 
 def _compact(

@@ -49,6 +49,8 @@ def _memory(r: MemoryItem) -> MemoryRecord:
         invalidated_at=aware(r.invalidated_at) if r.invalidated_at else None,
         created_at=aware(r.created_at),
         updated_at=aware(r.updated_at),
+        invalidation_reason=r.invalidation_reason,
+        corrects=r.corrects,
     )
 
 
@@ -131,6 +133,13 @@ class SqlAgentMemory:
             query = query.where(MemoryItem.invalidated_at.is_(None))
         return [_memory(r) for r in self.session.scalars(query.order_by(MemoryItem.id))]
 
+    def memory(self, tenant_id: str, agent_id: str, memory_id: int) -> MemoryRecord | None:
+        """One memory of the agent, valid or not; None when the id is another agent's or no one's."""
+        row = self.session.get(MemoryItem, memory_id)
+        if row is None or (row.tenant_id, row.agent_id) != (tenant_id, agent_id):
+            return None
+        return _memory(row)
+
     def add_memory(
         self,
         tenant_id: str,
@@ -143,8 +152,10 @@ class SqlAgentMemory:
         source_journal_ids: Sequence[int],
         source_trust: float,
         now: datetime,
+        corrects: int | None = None,
     ) -> int:
-        """Insert a memory; returns its id. ``source_trust``: the highest trust among its entries."""
+        """Insert a memory; returns its id. ``source_trust``: the highest trust among its entries;
+        ``corrects``: the memory a user's correction replaces."""
         row = MemoryItem(
             tenant_id=tenant_id,
             agent_id=agent_id,
@@ -154,6 +165,7 @@ class SqlAgentMemory:
             importance=importance,
             source_trust=source_trust,
             source_journal_ids=list(source_journal_ids),
+            corrects=corrects,
             created_at=now,
             updated_at=now,
         )
@@ -184,10 +196,16 @@ class SqlAgentMemory:
         row.source_journal_ids = sorted({*(row.source_journal_ids or []), *entry_ids})
         row.updated_at = now
 
-    def invalidate_memory(self, memory_id: int, *, superseded_by: int | None, now: datetime) -> None:
-        """Mark a contradicted memory invalid (kept, with what superseded it)."""
-        self.session.execute(
+    def invalidate_memory(
+        self, memory_id: int, *, superseded_by: int | None, now: datetime, reason: str | None = None
+    ) -> bool:
+        """Mark a memory invalid (kept, with what superseded it and why, when a user did it); False when
+        it already was (another transaction got there first)."""
+        result = self.session.execute(
             update(MemoryItem)
             .where(MemoryItem.id == memory_id, MemoryItem.invalidated_at.is_(None))
-            .values(invalidated_at=now, superseded_by=superseded_by, updated_at=now)
+            .values(
+                invalidated_at=now, superseded_by=superseded_by, invalidation_reason=reason, updated_at=now
+            )
         )
+        return bool(getattr(result, "rowcount", 0))

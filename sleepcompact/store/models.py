@@ -187,6 +187,10 @@ class MemoryItem(Base):
     source_journal_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
     superseded_by: Mapped[int | None] = mapped_column(BigInteger)
     invalidated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Why it stopped being recalled when a user did it ("deleted by user", "corrected by user").
+    invalidation_reason: Mapped[str | None] = mapped_column(String(64))
+    # The memory this user correction replaced: the user's word, never superseded automatically.
+    corrects: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

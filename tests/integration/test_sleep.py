@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from sleepcompact import ConversationNotFound, EmptyContent, InvalidSetting, Memory
+from sleepcompact import ConversationNotFound, EmptyContent, InvalidSetting, Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent, personal_assistant
 
 Snap = Callable[[Memory], dict[str, list[tuple[Any, ...]]]]
@@ -135,3 +137,70 @@ def test_the_entry_count_trigger_compacts_a_long_but_small_conversation(memory: 
     assert result.trigger == "entry count"
     assert result.compaction.status == "applied"
     assert memory.admin.conversation(cid).live_messages < 100
+
+
+def _diary(days: int = 12) -> dict[str, Any]:
+    """A companion-chat history in MemoryBank's shape: one user, a few turns a day, each day dated."""
+    history = {}
+    for d in range(days):
+        day = f"2024-03-{d + 2:02d}"
+        history[day] = [
+            {
+                "query": f"Hi! On day {d} I started a pottery class number {d} on Thursdays. "
+                "I totally agree!",
+                "response": f"That sounds great! I recommend the potter Lucie Rie{d} to you. "
+                "Thanks for sharing.",
+            },
+            {
+                "query": f"I met my friend Noor{d} at the Louvre and we talked for {d + 2} hours. " * 6,
+                "response": "Wonderful. " * 40,
+            },
+        ]
+    return {"Dana": {"history": history, "personality": "curious"}}
+
+
+def test_a_tick_consolidates_what_its_own_compaction_extracted(memory: Memory, db_snapshot: Snap) -> None:
+    (cid,) = memory.import_(json.dumps(_diary()).encode(), context_window=4_000, model="gpt-4o")
+    result = memory.sleep.tick(cid, "night-2024-03-14")
+    assert result.compaction.status == "applied"
+    # Everything the compaction journaled was scored and consolidated before the tick ended.
+    journal = [e for e in memory.journal.entries(cid) if e.origin == "pre_compaction"]
+    assert journal and {e.status for e in journal} <= {"consolidated", "pruned"}
+    assert result.consolidation.entries == len(journal) + 1  # and the summary's context_synthesis entry
+    remembered = [m.content for m in memory.memories.list(cid)]
+    assert result.consolidation.created == len(remembered)
+    # Dated third-person statements of both speakers; the acknowledgement stays in the journal, pruned.
+    assert "[2024-03-02] On day 0 Dana started a pottery class number 0 on Thursdays." in remembered
+    assert "[2024-03-02] The assistant recommended the potter Lucie Rie0 to Dana." in remembered
+    assert not any("agree" in m or "The user said" in m for m in remembered)
+    agreed = [e for e in journal if "totally agrees" in e.content]
+    assert agreed and all(e.status == "pruned" and e.importance < 5 for e in agreed)
+    # The same tick again writes nothing.
+    once = db_snapshot(memory)
+    again = memory.sleep.tick(cid, "night-2024-03-14")
+    assert again.already_done and again.consolidation == result.consolidation
+    assert db_snapshot(memory) == once
+
+
+def test_with_llm_rescoring_a_tick_rescores_its_own_compactions_entries_too(database_url: str) -> None:
+    """The rescorer sees the compaction's entries in the same tick; its scores decide what is promoted."""
+    rescored: list[list[str]] = []
+
+    def llm(prompt: str) -> str:
+        if "</entry>" not in prompt:
+            return "## Task and goals\nDana chats about her week.\n"
+        entries = re.findall(r"<entry[^>]*>\s*(.*?)\s*</entry>", prompt, re.S)
+        rescored.append(entries)
+        return json.dumps([9 if "pottery" in e else 1 for e in entries])
+
+    settings = Settings(database_url=database_url, llm_rescoring=True)
+    with Memory(settings, summarizer=llm, auto_migrate=True) as mem:
+        (cid,) = mem.import_(json.dumps(_diary()).encode(), context_window=4_000, model="gpt-4o")
+        result = mem.sleep.tick(cid, "night-2024-03-14")
+        assert result.compaction.status == "applied"
+        assert len(rescored) >= 1 and any("pottery" in e for batch in rescored for e in batch)
+        assert result.rescoring is not None and result.rescoring.rescored == sum(map(len, rescored))
+        journal = [e for e in mem.journal.entries(cid) if e.origin == "pre_compaction"]
+        assert journal and {e.importance_method for e in journal} == {"llm"}
+        remembered = [m.content for m in mem.memories.list(cid)]
+        assert remembered and all("pottery" in m for m in remembered)

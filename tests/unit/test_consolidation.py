@@ -236,7 +236,9 @@ def test_the_extracted_journal_of_a_conversation_gives_its_one_contradiction(see
     plan = consolidate(entries, [])
     (note,) = contradictions(plan)
     old, new = conv.contradicted[0]
-    assert old.split()[-1] in note.split(" was superseded by ")[0] and new in note
+    # The statements are third person now: "I moved from X to Y" is remembered as "The user moved ...".
+    assert old.split()[-1] in note.split(" was superseded by ")[0]
+    assert f"The user {new.removeprefix('I ')}" in note
     assert any(len(n.source_journal_ids) == 2 and "allerg" in n.content for n in plan.new)
     assert sum(n.kind == "knowledge_gap" for n in plan.new) >= 3
 
@@ -370,3 +372,51 @@ def test_every_entry_lands_somewhere_the_service_will_mark() -> None:
 def test_memory_ids_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         consolidate([], [memory(0, "I live in Berlin")])
+
+
+# -- the user's word: corrections and deletions win over automatic extraction ---------------------------
+
+
+def auto(id: int, content: str, *tags: str, origin: str = "pre_compaction") -> EntryIn:
+    return EntryIn(id, content, "direct", 0.9, 8, tags or ("fact",), origin)
+
+
+def test_a_correction_is_never_superseded_by_an_automatic_entry() -> None:
+    corrected = MemoryIn(7, "fact", "[2024-03-02] Dana lives in Lyon.", 0.9, 8, (70,), pinned=True)
+    plan = consolidate([auto(1, "[2024-03-05] Dana lives in Paris.")], [corrected])
+    assert plan.invalidate == () and plan.new == () and contradictions(plan) == []
+    assert plan.overruled == (1,) and plan.consolidated == {1: None} and plan.below_floor == ()
+    # The same claim from an agent note or an earlier extraction is overruled alike; only the user's own
+    # (manual) word can change a correction.
+    assert consolidate([auto(1, "Dana lives in Paris", origin="agent")], [corrected]).overruled == (1,)
+    by_user = consolidate([auto(1, "Dana lives in Paris", origin="manual")], [corrected])
+    assert by_user.invalidate == (7,) and by_user.overruled == ()
+
+
+def test_a_correction_is_still_confirmed_by_what_agrees_with_it() -> None:
+    corrected = MemoryIn(7, "fact", "Dana lives in Lyon", 0.9, 8, (70,), pinned=True)
+    plan = consolidate([auto(1, "[2024-03-05] Dana lives in Lyon.")], [corrected])
+    assert [m.memory_id for m in plan.merges] == [7] and plan.overruled == ()
+
+
+def test_what_the_user_deleted_or_corrected_away_is_not_learned_again() -> None:
+    retracted = ["[2024-03-02] Dana is allergic to cats."]
+    plan = consolidate(
+        [auto(1, "[2024-04-01] Dana is allergic to cats."), auto(2, "[2024-04-01] Dana adopted a dog.")],
+        [],
+        retracted=retracted,
+    )
+    assert plan.overruled == (1,) and [n.source_journal_ids for n in plan.new] == [(2,)]
+    # The user saying it again (a manual entry) is the user's new word.
+    again = consolidate([auto(1, "Dana is allergic to cats.", origin="manual")], [], retracted=retracted)
+    assert again.overruled == () and len(again.new) == 1
+
+
+def test_dated_statements_compare_by_what_they_claim_not_by_their_date() -> None:
+    # The same claim on two days merges; a change of value supersedes, whatever the dates say.
+    same = consolidate(
+        [entry(1, "[2024-03-05] Dana lives in Berlin.")], [memory(3, "[2024-03-01] Dana lives in Berlin.")]
+    )
+    assert [m.memory_id for m in same.merges] == [3]
+    assert_supersedes("[2024-03-01] Dana lives in Berlin.", "[2024-03-09] Dana moved from Berlin to Hamburg.")
+    assert_supersedes("[2024-03-01] The user lives in Berlin.", "[2024-03-09] The user now lives in Hamburg.")

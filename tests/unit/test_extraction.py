@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sleepcompact.demo.synthetic import coding_agent, personal_assistant
-from sleepcompact.domain.extraction import TAGS, JournalDraft, extract_facts
+from sleepcompact.domain.extraction import (
+    MAX_DRAFTS,
+    PER_MESSAGE,
+    TAGS,
+    JournalDraft,
+    extract_facts,
+    user_name_of,
+)
+from sleepcompact.domain.records import MessageRecord
 from tests.unit.test_summary import rows_of
 
 SOURCES = ("direct", "observation", "inference")
@@ -71,12 +83,12 @@ def test_unanswered_questions_are_tagged() -> None:
     assert not any("How far" in d.content for d in questions)  # answered questions are not gaps
 
 
-def test_max_entries_keeps_user_statements_first() -> None:
+def test_max_entries_keeps_the_most_important_in_seq_order() -> None:
     rows = rows_of(coding_agent(seed=0).messages)
     everything = extract_facts(rows)
     few = extract_facts(rows, max_entries=6)
     assert len(everything) > 6 and len(few) == 6
-    assert all(d.source_type == "direct" for d in few[:4])
+    assert min(d.importance for d in few) >= max(d.importance for d in everything if d not in few)
     assert [d.seq for d in few] == sorted(d.seq for d in few)
     assert extract_facts(rows, max_entries=0) == []
 
@@ -124,3 +136,135 @@ def test_never_returns_secrets() -> None:
     assert "sk-ant-" not in text and "AKIA" not in text and "ghp_" not in text and "hunter2" not in text
     assert any("Fridays" in d.content and "preference" in d.tags for d in drafts)
     assert any("deadline" in d.tags for d in drafts)
+
+
+# -- dated third-person statements from every speaker, and how many ------------------------------------
+
+
+def _dated_rows(turns: list[tuple[str, str, str]]) -> tuple[MessageRecord, ...]:
+    """(day, role, text) as stored rows, each dated with its day (as an import keeps the source's time)."""
+    rows = rows_of([{"role": role, "content": text} for _day, role, text in turns])
+    days = [datetime.fromisoformat(day).replace(tzinfo=UTC) for day, _role, _text in turns]
+    return tuple(replace(r, created_at=days[i]) for i, r in enumerate(rows))
+
+
+CHAT = [
+    ("2023-04-29", "user", "Hi! I started a pottery class on Thursdays. I totally agree with you!"),
+    ("2023-04-29", "assistant", "That sounds great! Do you enjoy it?"),
+    ("2023-05-02", "user", "Do you know any good painters?"),
+    ("2023-05-02", "assistant", "I recommend the painter Claude Monet. His water lilies are famous."),
+    ("2023-05-02", "user", "Thanks, sounds good."),
+]
+
+
+def test_every_speaker_becomes_a_dated_third_person_statement() -> None:
+    drafts = extract_facts(_dated_rows(CHAT), user_name="Emily")
+    contents = [d.content for d in drafts]
+    assert "[2023-04-29] Emily started a pottery class on Thursdays." in contents
+    assert "[2023-05-02] The assistant recommended the painter Claude Monet to Emily." in contents
+    assert not any("The user said" in c or "The assistant said" in c for c in contents)
+    assert all(re.match(r"^\[\d{4}-\d{2}-\d{2}\] ", c) for c in contents)
+    by_content = {d.content: d for d in drafts}
+    assert by_content["[2023-04-29] Emily started a pottery class on Thursdays."].source_type == "direct"
+    monet = by_content["[2023-05-02] The assistant recommended the painter Claude Monet to Emily."]
+    assert monet.source_type == "inference" and "recommendation" in monet.tags
+    # The acknowledgement and the pleasantry are journaled too, but under the floor: never promoted.
+    chat = [d for d in drafts if "chat" in d.tags]
+    assert chat and all(d.importance < 5 for d in chat)
+    assert monet.importance >= 7
+    assert by_content["[2023-04-29] Emily started a pottery class on Thursdays."].importance >= 8
+
+
+def test_without_a_name_the_statements_are_about_the_user() -> None:
+    drafts = extract_facts(_dated_rows(CHAT))
+    assert "[2023-04-29] The user started a pottery class on Thursdays." in [d.content for d in drafts]
+    assert any("to the user." in d.content for d in drafts if "recommendation" in d.tags)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "name"),
+    [
+        ({"source_format": "memorybank", "user": " Jason "}, "Jason"),
+        ({"user_name": "Dana Lee"}, "Dana Lee"),
+        ({"user": ""}, None),
+        ({"user": 42}, None),
+        ({"user": "two\nlines"}, None),
+        ({}, None),
+    ],
+)
+def test_the_users_name_comes_from_the_conversations_metadata(
+    metadata: dict[str, Any], name: str | None
+) -> None:
+    assert user_name_of(metadata) == name
+
+
+def test_an_unanswered_question_is_a_dated_gap_about_the_user() -> None:
+    drafts = extract_facts(
+        _dated_rows(
+            [
+                ("2024-03-02", "user", "What's the gate for my flight?"),
+                ("2024-03-02", "assistant", "I don't know the gate yet."),
+            ]
+        ),
+        user_name="Dana",
+    )
+    (gap,) = [d for d in drafts if "question" in d.tags]
+    assert gap.content == "[2024-03-02] Dana asked, still unanswered: What's the gate for Dana's flight?"
+
+
+def test_the_budget_is_proportional_to_what_is_folded() -> None:
+    # Every message says four things worth remembering; two per folded message are kept, the best first.
+    facts = "I live in Berlin {i}. I work as nurse {i} at Charité. I met Noor {i} on May 5. I ran {i} km."
+    turns = [(f"2024-01-{1 + i:02d}", "user", facts.format(i=i)) for i in range(10)]
+    rows = _dated_rows(turns)
+    drafts = extract_facts(rows, user_name="Dana")
+    assert len(drafts) == PER_MESSAGE * len(rows)
+    assert len(extract_facts(rows[:3], user_name="Dana")) == PER_MESSAGE * 3
+    # Far more than one compaction ever folds: the safety bound holds.
+    many = _dated_rows(
+        [
+            ("2024-01-01", "user", " ".join(f"I met person{i}x{j} today." for j in range(3)))
+            for i in range(MAX_DRAFTS)
+        ]
+    )
+    assert len(extract_facts(many)) == MAX_DRAFTS
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    turns=st.lists(
+        st.tuples(
+            st.sampled_from(["user", "assistant"]),
+            st.lists(
+                st.sampled_from(
+                    [
+                        "I started a pottery class on Thursdays.",
+                        "Thanks!",
+                        "What do you think?",
+                        'I recommend "Dune".',
+                        "Maybe I will move to Oslo.",
+                        "My booking reference is XK42PL.",
+                        "Hello there.",
+                        "I went to the Louvre with my sister Noor.",
+                    ]
+                ),
+                min_size=1,
+                max_size=6,
+            ).map(" ".join),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_never_more_than_two_drafts_per_folded_message_and_always_in_seq_order(
+    turns: list[tuple[str, str]],
+) -> None:
+    rows = _dated_rows([("2024-02-01", role, text) for role, text in turns])
+    drafts = extract_facts(rows, user_name="Dana")
+    assert len(drafts) <= PER_MESSAGE * len({r.seq for r in rows})
+    assert [d.seq for d in drafts] == sorted(d.seq for d in drafts)
+    assert all(d.content.startswith("[2024-02-01] ") for d in drafts)
+    kept = {d.content for d in drafts}
+    everything = extract_facts(rows, user_name="Dana", max_entries=10**6)
+    dropped = [d for d in everything if d.content not in kept]
+    assert not dropped or max(d.importance for d in dropped) <= min(d.importance for d in drafts)
