@@ -7,21 +7,20 @@ verbatim, and never over its token cap.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable
 
+from sleepcompact.domain.ledger import ledger_section, request_status, with_ledger, without_ledger
 from sleepcompact.domain.messages import content_text
 from sleepcompact.domain.prompt import SECTIONS, SUMMARY_PREFIX, SummaryInput
-from sleepcompact.domain.records import MessageRecord, call_input, tool_names
+from sleepcompact.domain.records import MessageRecord, tool_names
 from sleepcompact.domain.sentences import is_decision, split_sentences, strip_lead_in, user_sentence_tags
 from sleepcompact.domain.summary_items import Item, clip, error_items, identifier_items
-from sleepcompact.domain.summary_items import keywords as find_keywords
 
 _PROTECTED = 11  # the task bullet: truncated as a last resort, never dropped
 # Priority of a previous summary's bullets by section; stale state sections go first.
-_CARRIED = dict(zip(SECTIONS, (6, 6, 4, 4, 4, 9, 7, 10, 10, 8, 4), strict=True))
+_CARRIED = dict(zip(SECTIONS, (6, 10, 6, 4, 4, 4, 9, 7, 10, 10, 8, 4), strict=True))
 _KEYED = ("Critical data (verbatim)", "Files touched")  # deduplicated on the identifier, not the whole line
 _DONE = re.compile(
     r"\b(?:fixed|applied|added|updated|created|implemented|removed|renamed|refactored|resolved|completed"
@@ -32,8 +31,8 @@ _NEXT = re.compile(r"\b(?:next|todo|remaining|still need|follow[- ]up|afterwards
 _SEQ_SUFFIX = re.compile(r"\s*\((?:seq|seqs) [\d, -]+\)$")
 # Words that name each section (in SECTIONS order) in the headings of a previous summary in its own words.
 _HEADING_WORDS = (
-    "task goal|complet done|state|progress|next todo|constraint preference|decision|critical identifier data"
-    "|file|error|lookup hint keyword"
+    "task goal|ledger|complet done|state|progress|next todo|constraint preference|decision"
+    "|critical identifier data|file|error|lookup hint keyword"
 )
 
 
@@ -58,8 +57,10 @@ def _merge_text(old: str, new: str) -> str:
 def _section_for(heading: str) -> str | None:
     """Map a heading of a previous summary (maybe an LLM's own wording) onto SECTIONS."""
     low = heading.casefold()
-    if "instructions found" in low:
-        return None  # reported injection payloads are not history worth carrying forward
+    if "instructions found" in low or "ledger" in low:
+        # Reported injection payloads are not history worth carrying forward; the ledger is carried by
+        # ``domain.ledger``, line by line.
+        return None
     for section in SECTIONS:
         if low.startswith(section.casefold()[:8]):
             return section
@@ -79,7 +80,7 @@ def _previous_items(text: str) -> list[Item]:
             section = _section_for(heading.group(1).strip())
             continue
         line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", raw).strip()
-        if not line or section is None:
+        if not line or section is None or line.startswith("Keywords:"):  # 0.1's bare word lists
             continue
         priority = _CARRIED[section]
         if section == "Task and goals" and not task_seen:
@@ -91,34 +92,41 @@ def _previous_items(text: str) -> list[Item]:
 
 
 def _new_items(
-    rows: list[MessageRecord], has_task: bool, rolling: bool, count_tools: Counter[str]
+    inp: SummaryInput, rows: list[MessageRecord], has_task: bool, count_tools: Counter[str]
 ) -> list[Item]:
-    """The items the folded rows contribute, section by section."""
+    """The items the folded rows contribute, section by section (the ledger is built apart)."""
     users = [r for r in rows if r.role == "user" and r.kind == "message"]
     assistants = [r for r in rows if r.role == "assistant" and r.kind == "message"]
-    items = _user_items(rows, users, assistants, has_task, rolling)
-    items += _assistant_items(rows, users, assistants)
+    items = _user_items(rows, users, has_task, bool(inp.previous_summary))
+    if users and (len(users) > 1 or has_task):
+        row = users[-1]
+        status = request_status(rows, row.seq, inp.following)
+        if status in ("pending", "in progress"):
+            items.append(
+                Item(
+                    "Next steps",
+                    f"Open request (seq {row.seq}, {status}): {clip(content_text(row.content), 400)}",
+                    9,
+                )
+            )
+    items += _assistant_items(rows, assistants)
     items += _activity_items(rows, users, assistants, count_tools)
     return items
 
 
 def _user_items(
-    rows: list[MessageRecord],
-    users: list[MessageRecord],
-    assistants: list[MessageRecord],
-    has_task: bool,
-    rolling: bool,
+    rows: list[MessageRecord], users: list[MessageRecord], has_task: bool, rolling: bool
 ) -> list[Item]:
-    """The user's preferences and facts, the task and the requests, and the last request's status."""
+    """The user's preferences and facts, the task and the requests."""
     items: list[Item] = []
-    task_is_first = not has_task  # the first user message becomes the task only without a previous one
     for n, row in enumerate(users):
         text, order = content_text(row.content), (-n,)
         tagged = [(s, user_sentence_tags(strip_lead_in(s))) for s in split_sentences(text)]
         for sentence, tags in tagged:
             if tags and tags != ("question",):
                 line = f"{clip(strip_lead_in(sentence), 300)} (seq {row.seq})"
-                items.append(Item(SECTIONS[5], line, 8 if "fact" in tags else 9, order))
+                section = "Constraints and user preferences"
+                items.append(Item(section, line, 8 if "fact" in tags else 9, order))
         if n == 0 and not has_task:
             line = f"{'Request' if rolling else 'Initial request'} (seq {row.seq}): {clip(text, 600)}"
             items.append(Item("Task and goals", line, _PROTECTED))
@@ -128,27 +136,19 @@ def _user_items(
     if not has_task:
         span = f"seq {rows[0].seq}-{rows[-1].seq}"
         items.append(Item("Task and goals", f"No user request in {span}; see the archive.", _PROTECTED))
-    if users and (len(users) > 1 or not task_is_first):
-        row = users[-1]
-        pending = "" if any(a.seq > row.seq for a in assistants) else " (not answered yet)"
-        text = f"Last user request (seq {row.seq}){pending}: {clip(content_text(row.content), 400)}"
-        items.append(Item("Next steps", text, 9))
     return items
 
 
-def _assistant_items(
-    rows: list[MessageRecord], users: list[MessageRecord], assistants: list[MessageRecord]
-) -> list[Item]:
-    """The assistant's decisions, completed work and next steps, its last message, its last action."""
+def _assistant_items(rows: list[MessageRecord], assistants: list[MessageRecord]) -> list[Item]:
+    """The assistant's completed work and next steps, and its last message (its decisions and actions
+    are in the ledger)."""
     items: list[Item] = []
     for n, row in enumerate(reversed(assistants)):
         for sentence in split_sentences(content_text(row.content)):
             clipped, order = f"{clip(sentence, 300)} (seq {row.seq})", (n,)
-            if sentence.endswith("?"):
+            if sentence.endswith("?") or is_decision(sentence):
                 continue
-            if is_decision(sentence):
-                items.append(Item("Decisions made and why", clipped, 7, order))
-            elif _DONE.search(sentence):
+            if _DONE.search(sentence):
                 items.append(Item("Completed work", clipped, 6, order))
             elif _NEXT.search(sentence):
                 items.append(Item("Next steps", clipped, 5, order))
@@ -156,11 +156,6 @@ def _assistant_items(
         row = assistants[-1]
         text = f"Last assistant message (seq {row.seq}): {clip(content_text(row.content), 400)}"
         items.append(Item("Current state", text, 8))
-    calls = [r for r in rows if r.kind == "tool_call"]
-    if calls and (not users or calls[-1].seq > users[-1].seq):
-        row, action = calls[-1], json.dumps(call_input(calls[-1]), ensure_ascii=False, sort_keys=True)
-        line = f"Last action (seq {row.seq}): {row.tool_name or 'tool'} {clip(action, 200)}"
-        items.append(Item("In-progress work", line, 6))
     return items
 
 
@@ -186,11 +181,11 @@ def _activity_items(
         items.append(Item("Completed work", f"Tools used: {used}.", 3))
     items += identifier_items(rows)
     items += errors
-    hint = f"Originals archived as seq {first}-{last}; search_history finds them by keyword."
+    hint = (
+        f"Originals archived as seq {first}-{last}: read_archived(seq) returns one in full, "
+        "search_history(query) finds them by their words."
+    )
     items.append(Item("Lookup hints", hint, 5))
-    keywords = find_keywords(rows)
-    if keywords:
-        items.append(Item("Lookup hints", f"Keywords: {', '.join(keywords)}.", 2))
     return items
 
 
@@ -238,18 +233,21 @@ def offline_summary(inp: SummaryInput, count: Callable[[str], int]) -> str:
     """A deterministic structured summary of ``inp`` within ``inp.max_tokens`` by ``count`` (never empty).
 
     Sections follow SECTIONS as ``## `` headings, empty ones left out (Task and
-    goals always present). A previous summary is folded in: its bullets are
-    merged with the new ones and deduplicated. When over the cap, the least
-    important bullets go first (keywords and tool counts before state, critical
-    data and files touched last); the task is truncated only as a last resort.
+    goals always present), the action ledger (``domain.ledger``) right after the
+    task. A previous summary is folded in: its bullets are merged with the new
+    ones and deduplicated, its ledger lines carried. When over the cap, the least
+    important bullets go first (tool counts before state, critical data and files
+    touched last); the task is truncated only as a last resort.
     """
     if inp.max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {inp.max_tokens}")
     rows = sorted(inp.rows, key=lambda r: (r.seq, r.part))
-    previous = _previous_items(inp.previous_summary) if inp.previous_summary else []
+    ledger = ledger_section(rows, inp.previous_summary, inp.following, inp.max_tokens, count)
+    previous_body = without_ledger(inp.previous_summary) if inp.previous_summary else ""
+    previous = _previous_items(previous_body) if previous_body else []
     has_task = any(it.priority == _PROTECTED for it in previous)
     tools = Counter(r.tool_name or "tool" for r in rows if r.kind == "tool_call")
-    fresh = _new_items(rows, has_task, bool(inp.previous_summary), tools) if rows else []
+    fresh = _new_items(inp, rows, has_task, tools) if rows else []
     if not rows and not has_task:
         fresh.append(Item("Task and goals", "No messages were folded.", _PROTECTED))
     merged: dict[tuple[str, str], Item] = {}
@@ -257,4 +255,10 @@ def offline_summary(inp: SummaryInput, count: Callable[[str], int]) -> str:
         old = merged.setdefault((item.section, _key(item)), item)
         if old is not item and (item.section in _KEYED or item.section == "Errors and resolutions"):
             old.text, old.priority = _merge_text(old.text, item.text), max(old.priority, item.priority)
-    return _fit(list(merged.values()), inp.max_tokens, count)
+    items = list(merged.values())
+    if ledger:
+        # The ledger is budgeted apart (it rolls up rather than losing lines); the rest fits around it.
+        text = with_ledger(_fit(items, max(16, inp.max_tokens - count(ledger) - 2), count), ledger)
+        if count(text) <= inp.max_tokens:
+            return text
+    return _fit(items, inp.max_tokens, count)

@@ -1,6 +1,6 @@
 """The items of an offline summary, and those drawn from the evidence in the folded rows: the
-identifiers (what the messages and tool inputs name, the files touched), the errors with their
-status, and the keywords search finds the originals by."""
+identifiers (what the messages and tool inputs name, each labelled, the files touched) and the errors
+with their status."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sleepcompact.domain.identifiers import error_lines, find_identifiers, output_noise
 from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.messages import content_text
-from sleepcompact.domain.records import MessageRecord, call_input, input_strings, row_text
+from sleepcompact.domain.records import MessageRecord, call_input, input_strings
 
 KIND_WEIGHT = {"id": 0, "path": 0, "url": 1, "code": 1, "error": 1, "command": 1, "hash": 1, "number": 3}
 _STOP_WORDS = (
@@ -21,6 +21,13 @@ _STOP_WORDS = (
     " import false none self"
 )
 _STOP = frozenset(_STOP_WORDS.split())
+_COMMON = (
+    "a an and are as at be but by can did do does for from had has have he her his how i if in into is it its"
+    " let me my no not of on or our she so than that the them then they this to true us was we were what"
+    " when who why will with you your yes null undefined"
+)
+NOT_IDENTIFIERS = _STOP | frozenset(_COMMON.split(" "))
+"""Words the identifier patterns can catch (backticked, quoted, bare) that name nothing."""
 
 
 @dataclass
@@ -47,61 +54,157 @@ def _weight(kind: str, value: str) -> int:
     return KIND_WEIGHT.get(kind, 4)
 
 
-def identifier_items(rows: list[MessageRecord]) -> list[Item]:
-    said: dict[str, tuple[str, int]] = {}  # value -> (kind, first position), from messages and tool inputs
-    touched: dict[str, Counter[str]] = {}
-    # value -> (weight, first position, seqs of the outputs naming it), for what only tool output names
-    output: dict[str, tuple[int, int, set[int]]] = {}
-    position = 0
+def schema_fields(rows: list[MessageRecord]) -> frozenset[str]:
+    """Field names of the folded tool inputs and JSON outputs: the labels of data, never data."""
+    keys: set[str] = set()
     for row in rows:
         if row.kind == "tool_call":
-            found = []
-            for key, value in input_strings(call_input(row)):
-                if key in ("command", "cmd", "script") and value.strip():
-                    found.append((clip(value, 200), "command"))
-                found += [(i.value, i.kind) for i in find_identifiers(value)]
-            for value, kind in found:
-                if kind == "path":
-                    touched.setdefault(value, Counter())[row.tool_name or "tool"] += 1
-                said.setdefault(value, (kind, position := position + 1))
+            keys.update(k for k, _v in input_strings(call_input(row)) if k)
         elif row.kind == "tool_result":
-            # A listing or a log names hundreds of things; a few per output, outside test ids and series.
-            idents = [
-                (_weight(i.kind, i.value), i.value)
-                for i in find_identifiers(content_text(row.content))
-                if i.kind in KIND_WEIGHT
-                and i.kind != "error"
-                and len(i.value) <= 200
-                and not output_noise(i.value)
-            ]
-            for weight, value in sorted(idents, key=lambda wv: wv[0])[:4]:
-                output.setdefault(value, (weight, position := position + 1, set()))[2].add(row.seq)
-        elif row.role != "system":
-            for ident in find_identifiers(content_text(row.content)):
-                if ident.kind != "error" or "`" not in ident.value:  # the backticked error is its own item
-                    said.setdefault(ident.value, (ident.kind, position := position + 1))
-    items = [
-        Item(
-            "Files touched",
-            f"`{p}` ({', '.join(f'{t} ×{n}' for t, n in sorted(c.items()))})",
-            10,
-            (0, said[p][1]),
+            keys.update(k for k, _v in json_pairs(content_text(row.content)))
+    return frozenset(keys)
+
+
+def json_pairs(text: str) -> list[tuple[str, str]]:
+    """(field, value) pairs of a JSON tool output's scalars (none when it is not JSON)."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or len(stripped) > 200_000:
+        return []
+    try:
+        parsed = json.loads(stripped)
+    except ValueError:
+        return []
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[str, object]] = [("", parsed)]
+    while stack and len(out) < 2000:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((str(k), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((key, v) for v in reversed(value))
+        elif isinstance(value, str | int | float) and not isinstance(value, bool) and key:
+            out.append((key, str(value)))
+    return out
+
+
+_LABEL_BEFORE = re.compile(r"\b([A-Za-z][A-Za-z_]{2,30})(?:\s+(?:id|ID|number|code|no\.?))?\s*[:=#]?\s*$")
+
+
+def _label(text: str, value: str, kind: str) -> str:
+    """What names ``value`` where it occurs: the word right before it ("reservation ZFA04Y", "order:
+    W123"), else its kind."""
+    pos = text.find(value)
+    found = _LABEL_BEFORE.search(text[max(0, pos - 40) : pos]) if pos > 0 else None
+    word = found.group(1) if found else ""
+    if word and word.casefold() not in NOT_IDENTIFIERS and not word.isupper():
+        return word.casefold() + (
+            "_id" if re.search(r"\bid\b", found.group(0) if found else "", re.I) else ""
         )
-        for p, c in touched.items()
+    return kind
+
+
+def _noise(value: str, fields: frozenset[str]) -> bool:
+    """A field name, a stop word or a bare common word caught by the patterns is not an identifier."""
+    return value in fields or value.casefold() in NOT_IDENTIFIERS
+
+
+def _said(
+    rows: list[MessageRecord], fields: frozenset[str]
+) -> tuple[dict[str, tuple[str, str, int]], dict[str, Counter[str]]]:
+    """value -> (label, kind, first position) from messages and tool inputs; files touched by tool."""
+    said: dict[str, tuple[str, str, int]] = {}
+    touched: dict[str, Counter[str]] = {}
+    for row in rows:
+        if row.kind == "tool_call":
+            for key, value in input_strings(call_input(row)):
+                found = (
+                    [(clip(value, 200), "command")]
+                    if key in ("command", "cmd", "script") and value.strip()
+                    else []
+                )
+                found += [(i.value, i.kind) for i in find_identifiers(value)]
+                for name, kind in found:
+                    if kind == "path":
+                        touched.setdefault(name, Counter())[row.tool_name or "tool"] += 1
+                    if not _noise(name, fields):
+                        # The field a tool input gives is the best label there is, whoever named it first.
+                        said[name] = (key or kind, kind, said[name][2] if name in said else len(said))
+        elif row.kind != "tool_result" and row.role != "system":
+            text = content_text(row.content)
+            for ident in find_identifiers(text):
+                if (ident.kind != "error" or "`" not in ident.value) and not _noise(ident.value, fields):
+                    said.setdefault(
+                        ident.value, (_label(text, ident.value, ident.kind), ident.kind, len(said))
+                    )
+    return said, touched
+
+
+def _output_identifiers(text: str, fields: frozenset[str]) -> list[tuple[int, str, str]]:
+    """(weight, value, label) of the identifiers one tool output names: a JSON output's values under their
+    field names, a text output's under their kind (test ids and numbered series left out)."""
+    pairs = json_pairs(text)
+    if pairs:
+        found = [
+            (i, key) for key, value in pairs for i in find_identifiers(value) if i.value == value.strip()
+        ]
+    else:
+        found = [(i, i.kind) for i in find_identifiers(text)]
+    return [
+        (_weight(i.kind, i.value), i.value, label)
+        for i, label in found
+        if i.kind in KIND_WEIGHT
+        and i.kind != "error"
+        and len(i.value) <= 200
+        and not output_noise(i.value)
+        and not _noise(i.value, fields)
     ]
-    for value, (kind, pos) in sorted(said.items(), key=lambda kv: kv[1][1]):
+
+
+def _from_outputs(
+    rows: list[MessageRecord], fields: frozenset[str], said: dict[str, tuple[str, str, int]]
+) -> list[Item]:
+    """A few identifiers per tool output that nothing else named (a listing or a log names hundreds)."""
+    found: dict[str, tuple[str, int, int, set[int]]] = {}  # value -> (label, weight, position, seqs)
+    for row in rows:
+        if row.kind == "tool_result":
+            idents = _output_identifiers(content_text(row.content), fields)
+            for weight, value, label in sorted(idents, key=lambda w: w[0])[:4]:
+                found.setdefault(value, (label, weight, len(found), set()))[3].add(row.seq)
+    extra = sorted(
+        (-len(seqs), weight, pos, value, label, min(seqs))
+        for value, (label, weight, pos, seqs) in found.items()
+        if value not in said and not flag_imperatives(value)
+    )
+    return [
+        Item(
+            "Critical data (verbatim)", f"{label}={code(value)} (seq {seq}, tool output)", 8, (n, weight, pos)
+        )
+        for n, weight, pos, value, label, seq in extra[:15]
+    ]
+
+
+def identifier_items(rows: list[MessageRecord]) -> list[Item]:
+    """Files touched with the tools that touched them, and every identifier labelled where it occurs
+    (``reservation_id=`ZFA04Y```, ``path=...``): field names and stop words are not identifiers."""
+    fields = schema_fields(rows)
+    said, touched = _said(rows, fields)
+    for row in rows:  # a value a message names by its kind alone takes the field name an output gives it
+        if row.kind == "tool_result":
+            for _w, value, label in _output_identifiers(content_text(row.content), fields):
+                if value in said and said[value][0] == said[value][1] and label != said[value][1]:
+                    said[value] = (label, *said[value][1:])
+    items = [
+        Item("Files touched", f"`{p}` ({', '.join(f'{t} ×{n}' for t, n in sorted(c.items()))})", 10, (0, i))
+        for i, (p, c) in enumerate(touched.items())
+    ]
+    for value, (label, kind, pos) in sorted(said.items(), key=lambda kv: kv[1][2]):
         if kind == "path" and value not in touched:
             items.append(Item("Files touched", f"`{value}` (mentioned)", 10, (1, pos)))
         elif kind != "path":
-            items.append(Item("Critical data (verbatim)", code(value), 10, (_weight(kind, value), pos)))
-    extra = [
-        (-len(where), weight, pos, value)
-        for value, (weight, pos, where) in output.items()
-        if value not in said and not flag_imperatives(value)
-    ]
-    for n_rows, weight, pos, value in sorted(extra)[:15]:
-        items.append(Item("Critical data (verbatim)", code(value), 8, (n_rows, weight, pos)))
-    return items
+            items.append(
+                Item("Critical data (verbatim)", f"{label}={code(value)}", 10, (_weight(kind, value), pos))
+            )
+    return items + _from_outputs(rows, fields, said)
 
 
 def error_items(rows: list[MessageRecord], names: dict[str, str]) -> tuple[list[Item], int]:
@@ -137,24 +240,3 @@ def error_items(rows: list[MessageRecord], names: dict[str, str]) -> tuple[list[
                 )
     newest = sorted(found.values(), key=lambda i: i.rank)[:12]
     return sorted(newest, key=lambda i: -i.rank[0]), failed
-
-
-def keywords(rows: list[MessageRecord], limit: int = 12) -> list[str]:
-    """Distinctive words that search finds the originals by: identifier-shaped, then names, rare first."""
-    df: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    proper: set[str] = set()  # capitalized in mid-sentence: names of people, places, products
-    for row in rows:
-        text = re.sub(r"https?://\S+", " ", row_text(row))
-        words = re.findall(r"\b[A-Za-z][A-Za-z0-9_]{4,40}\b", text)
-        proper.update(m.group(1) for m in re.finditer(r"[a-z,;] ([A-Z][a-z]{4,})\b", text))
-        for word in dict.fromkeys(words):
-            df[word] += 1
-            first.setdefault(word, len(first))
-    rare = max(2, len(rows) // 10)
-    shaped = [
-        (0 if re.search(r"_|\d|[a-z][A-Z]", w) else 1 if w in proper else 2, df[w], first[w], w)
-        for w in df
-        if df[w] <= rare and w.casefold() not in _STOP and not re.search(r"_?\d{2,}$", w)
-    ]
-    return [w for *_rest, w in sorted(shaped)[:limit]]

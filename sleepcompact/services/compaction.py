@@ -193,7 +193,9 @@ def summarize_stage(
     note = REPEAT_NOTE.format(n=depth + 1) + "\n\n" if depth + 1 >= 3 else ""
     # The planner budgeted the whole summary message; the body gets what the prefix and note leave.
     body_budget = max(48, p.summary.max_tokens - count(SUMMARY_PREFIX + note))
-    inp = SummaryInput(p.summary.rows, previous_body, body_budget)
+    folded_to = max((r.seq for r in p.summary.rows), default=0)
+    following = tuple(r for r in loaded.snapshot.rows if r.seq > folded_to and r.kind != "summary")
+    inp = SummaryInput(p.summary.rows, previous_body, body_budget, following)
     allow = (request.trigger == "emergency") if request.fallback is None else request.fallback
     try:
         with report.llm():

@@ -15,8 +15,9 @@ from typing import Any
 from sleepcompact.domain.archive import Undo, restored_live_rows
 from sleepcompact.domain.errors import CompactionNotFound, ConversationNotFound, NothingToRerun, NotRestorable
 from sleepcompact.domain.ladder import Snapshot, conversation_policy, plan
+from sleepcompact.domain.ledger import with_ledger
 from sleepcompact.domain.messages import content_text
-from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, build_prompt
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, prepared_prompt
 from sleepcompact.domain.records import CompactionRecord
 from sleepcompact.ports import Dependencies, UnitOfWork
 from sleepcompact.services import leases
@@ -115,7 +116,8 @@ def preview(
         previous = p.summary.previous
         body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
         inp = SummaryInput(p.summary.rows, body, p.summary.max_tokens)
-        new_summary = deps.summarizer.summarize(inp, build_prompt(inp, count=counter.count)).text
+        narrative, prompt, ledger = prepared_prompt(inp, counter.count)
+        new_summary = with_ledger(deps.summarizer.summarize(narrative, prompt).text, ledger)
     return RerunPreview(
         conversation_id=cid,
         undone=tuple(r.id for r, _ in undo),

@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
+from dataclasses import replace
 from typing import Any
 
 from sleepcompact.domain.errors import InvalidSummary
-from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt, build_prompt
+from sleepcompact.domain.ledger import with_ledger
+from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt, prepared_prompt
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Summarizer, SummaryResult
@@ -66,11 +68,16 @@ def summarize(
     fallback: bool,
     deadline_s: float | None = None,
 ) -> tuple[SummaryResult, str | None]:
-    """The summarizer's checked result; on failure the offline summary (``fallback``) and why."""
-    prompt = build_prompt(inp, instructions=instructions, count=count)
+    """The summarizer's checked result; on failure the offline summary (``fallback``) and why.
+
+    The action ledger is built by rules, not asked of the model: the model gets it as data, writes the
+    rest within what the ledger leaves of the budget, and the ledger is set into its summary."""
+    narrative, prompt, ledger = prepared_prompt(inp, count, instructions)
     try:
-        result = _call_with_deadline(summarizer, inp, prompt, deadline_s)
-        validate_summary(result.text, replaced, count)
+        result = _call_with_deadline(summarizer, narrative, prompt, deadline_s)
+        validate_summary(result.text, replaced, count)  # the model's own text: empty, refused, too long
+        result = replace(result, text=with_ledger(result.text, ledger))
+        validate_summary(result.text, replaced, count)  # and with the ledger set in
         return result, None
     except DeferToBatch:
         raise

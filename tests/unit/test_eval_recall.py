@@ -7,7 +7,7 @@ from typing import Any
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.budget import Thresholds, make_budget
 from sleepcompact.domain.ladder import Policy as LadderPolicy
-from sleepcompact.domain.prompt import SummaryInput, build_prompt
+from sleepcompact.domain.prompt import SummaryInput, prepared_prompt
 from sleepcompact.evaluation.policies import (
     Costs,
     MaskThenSummarizeAll,
@@ -142,8 +142,8 @@ def test_every_policy_pays_for_the_same_summary_request_the_same() -> None:
         48,
         min(ladder.summary_cap(budget.usable), int(sum(r.live_tokens for r in rows) * ladder.summary_ratio)),
     )
-    request = SummaryInput(tuple(rows), None, cap)
-    metered.summarize(request, build_prompt(request, count=COUNT))
+    narrative, prompt, _ledger = prepared_prompt(SummaryInput(tuple(rows), None, cap), COUNT)
+    metered.summarize(narrative, prompt)
     assert metered.input_tokens == paid_first
     assert metered.output_tokens == policy.costs.summarizer_out > 0
 
@@ -151,5 +151,5 @@ def test_every_policy_pays_for_the_same_summary_request_the_same() -> None:
     policy.append({"role": "user", "content": "One more: keep Decimal in src/billing/tax.py."})
     extra = policy.rows[len(rows) :]
     policy.summarize([first, *extra], "emergency")
-    alone = prompt_tokens(build_prompt(SummaryInput(tuple(extra), None, 64), count=COUNT), COUNT)
+    alone = prompt_tokens(prepared_prompt(SummaryInput(tuple(extra), None, 64), COUNT)[1], COUNT)
     assert policy.costs.summarizer_in - paid_first > alone

@@ -68,11 +68,10 @@ def test_offline_summary_has_the_expected_sections(coding_rows: tuple[MessageRec
     assert found[0] == "Task and goals"
     assert found == [s for s in SECTIONS if s in found]  # in SECTIONS order
     for section in (
+        "Action ledger",
         "Completed work",
         "Current state",
-        "Next steps",
         "Constraints and user preferences",
-        "Decisions made and why",
         "Critical data (verbatim)",
         "Files touched",
         "Errors and resolutions",
