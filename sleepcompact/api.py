@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
-from typing import Any, overload
+from datetime import date, datetime
+from typing import Any, Literal, overload
 
 from sleepcompact.bootstrap import Container, bootstrap
 from sleepcompact.config import Settings
@@ -18,10 +19,11 @@ from sleepcompact.domain.errors import InvalidSetting
 from sleepcompact.domain.guard import Check
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
+from sleepcompact.domain.recall_tools import tool_definitions
 from sleepcompact.facade import Admin, Compactions, Journal, Memories, Sleep
 from sleepcompact.facade.moved import Moved, dicts, old_rerun
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
-from sleepcompact.services import context, conversations, guard, history, transfer
+from sleepcompact.services import context, conversations, guard, history, recall_tools, transfer
 from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec
 from sleepcompact.services.guard import PreparedContext
@@ -123,10 +125,18 @@ class Memory:
         return conversations.create_conversation(self._deps, spec)
 
     def append(
-        self, conversation_id: str, message: Mapping[str, Any], *, fmt: MessageFormat = "auto"
+        self,
+        conversation_id: str,
+        message: Mapping[str, Any],
+        *,
+        fmt: MessageFormat = "auto",
+        sent_at: datetime | None = None,
     ) -> Appended:
-        """Append an Anthropic- or OpenAI-shaped message; a typed error and no write if invalid."""
-        return conversations.append(self._deps, conversation_id, message, fmt=fmt)
+        """Append an Anthropic- or OpenAI-shaped message; a typed error and no write if invalid.
+
+        ``sent_at`` dates the message when it was written earlier than now (a history being replayed):
+        memories, search's date filters and recalled snippets show that date."""
+        return conversations.append(self._deps, conversation_id, message, fmt=fmt, sent_at=sent_at)
 
     def append_many(
         self, conversation_id: str, messages: Iterable[Mapping[str, Any]], *, fmt: MessageFormat = "auto"
@@ -151,6 +161,7 @@ class Memory:
         system: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         fmt: RenderFormat = "anthropic",
+        recall_tools: bool = False,
     ) -> PreparedContext:
         """The guard, before every LLM call: a context that fits, and what it took (``ctx.action``).
 
@@ -158,9 +169,25 @@ class Memory:
         on the ``emergency`` queue, without waiting. Above hard: emergency compaction now (lease, LLM-free
         steps first, the summary under ``guard_deadline_s``, else the offline one). Raises
         ``ContextOverflow`` only when the system prompt, tools and current turn alone do not fit (or
-        auto-compaction is off and the context does not fit).
+        auto-compaction is off and the context does not fit). ``recall_tools`` adds the agent's recall
+        tools to ``tools`` (answer their calls with ``handle_tool_call``).
         """
-        return guard.prepare_context(self._deps, conversation_id, system=system, tools=tools, fmt=fmt)
+        return guard.prepare_context(
+            self._deps, conversation_id, system=system, tools=tools, fmt=fmt, recall_tools=recall_tools
+        )
+
+    def handle_tool_call(self, conversation_id: str, tool_call: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer one of the agent's recall tool calls (``search_history``, ``read_archived``) from the
+        archive of this conversation: an Anthropic ``tool_use`` block gets a ``tool_result`` block, an
+        OpenAI tool call a ``role: tool`` message, a Responses ``function_call`` a ``function_call_output``.
+        A call the model got wrong is answered with an error result it can read."""
+        return recall_tools.handle_tool_call(self._deps, conversation_id, tool_call)
+
+    @staticmethod
+    def recall_tools(fmt: Literal["anthropic", "openai", "responses"] = "anthropic") -> list[dict[str, Any]]:
+        """The recall tool definitions for ``fmt``, to pass with your own tools (``prepare_context(...,
+        recall_tools=True)`` adds them for you)."""
+        return tool_definitions(fmt)
 
     def context(
         self, conversation_id: str, *, system: str | None = None, fmt: RenderFormat = "anthropic"
@@ -168,9 +195,42 @@ class Memory:
         """Exactly what the next LLM call would get (recalled memories included), without compacting."""
         return context.render_context(self._deps, conversation_id, system=system, fmt=fmt)
 
-    def search_history(self, conversation_id: str, query: str, limit: int = 20) -> list[SearchHit]:
-        """Full-text search over every original; ``seq:N`` fetches what a placeholder points to."""
-        return history.search_history(self._deps, conversation_id, query, limit)
+    def search_history(
+        self,
+        conversation_id: str,
+        query: str,
+        limit: int = 10,
+        *,
+        role: str | None = None,
+        tool: str | None = None,
+        seq_from: int | None = None,
+        seq_to: int | None = None,
+        since: date | None = None,
+        until: date | None = None,
+        budget_tokens: int | None = None,
+        include_live: bool = True,
+    ) -> list[SearchHit]:
+        """Ranked search over every original, best first, one snippet per hit.
+
+        Any content word of the query may match (stop words dropped); identifiers and quoted
+        phrases match exactly. Filters: role, tool name, seq range, date range (``since``/``until``
+        inclusive), ``include_live=False`` to skip what the next call already carries;
+        ``budget_tokens`` caps the snippets' tokens. ``seq:N`` fetches what a placeholder points to.
+        """
+        return history.search_history(
+            self._deps,
+            conversation_id,
+            query,
+            limit,
+            role=role,
+            tool=tool,
+            seq_from=seq_from,
+            seq_to=seq_to,
+            since=since,
+            until=until,
+            budget_tokens=budget_tokens,
+            include_live=include_live,
+        )
 
     @overload
     def stats(self, conversation_id: str) -> ConversationStats: ...

@@ -22,7 +22,7 @@ from sleepcompact.domain.errors import DatabaseNotInitialized
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.logs import configure_logging
-from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
+from sleepcompact.ports import Summarizer, TaskQueue, TextRedactor, TokenCounter
 from sleepcompact.store import migrate
 from sleepcompact.store.conversation_reader import ConversationReader
 from sleepcompact.store.engine import is_sqlite, make_engine, make_session_factory
@@ -76,6 +76,15 @@ class Container:
             with self.read_uow() as uow:
                 self._factors = (now, uow.calibration.factors())
         return self._factors[1]
+
+    def redactor(self) -> TextRedactor:
+        """A fresh ``Redactor`` with the settings' policy (emails, card numbers)."""
+        from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
+
+        policy = RedactionPolicy(
+            emails=self.settings.redact_emails, card_numbers=self.settings.redact_card_numbers
+        )
+        return Redactor(policy)
 
     @property
     def summarizer(self) -> Summarizer:

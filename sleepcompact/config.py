@@ -49,6 +49,7 @@ class Settings:
     redact_emails: bool = False
     redact_card_numbers: bool = False
     memory_budget_tokens: int = 512
+    recall_budget_tokens: int = 600
     entry_trigger: int = 100
     timezone: str = "UTC"
     nightly_cron: str = "0 3 * * *"
@@ -129,6 +130,7 @@ class Settings:
             redact_emails=_bool(env, "SLEEPCOMPACT_REDACT_EMAILS"),
             redact_card_numbers=_bool(env, "SLEEPCOMPACT_REDACT_CARD_NUMBERS"),
             memory_budget_tokens=_int(env, "SLEEPCOMPACT_MEMORY_BUDGET", 512, minimum=0),
+            recall_budget_tokens=_int(env, "SLEEPCOMPACT_RECALL_BUDGET", 600, minimum=0),
             entry_trigger=_int(env, "SLEEPCOMPACT_ENTRY_TRIGGER", 100, minimum=0),
             timezone=env.get("SLEEPCOMPACT_TIMEZONE", "UTC"),
             nightly_cron=env.get("SLEEPCOMPACT_NIGHTLY_CRON", "0 3 * * *"),

@@ -28,9 +28,7 @@ from sleepcompact.domain.attachments import (
 from sleepcompact.domain.messages import part_tokens
 from sleepcompact.domain.steps import Count, _is_user_turn, _Layout
 
-ATTACHMENT_PLACEHOLDER = (
-    '[{kind} archived ({tokens:,} tokens); the original is in the archive: search_history("seq:{seq}")]'
-)
+ATTACHMENT_PLACEHOLDER = "[{kind} archived ({tokens:,} tokens); the original: read_archived(seq={seq})]"
 THINKING = ("thinking", "redacted_thinking")
 
 

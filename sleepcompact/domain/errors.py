@@ -171,6 +171,14 @@ class CompactionNotFound(SleepcompactError):
     """The compaction id names no compaction."""
 
 
+class MemoryNotFound(SleepcompactError):
+    """The memory id names no memory of this tenant's agent (another tenant's memory is not found either)."""
+
+    def __init__(self, memory_id: int) -> None:
+        super().__init__(f"unknown memory: {memory_id}")
+        self.memory_id = memory_id
+
+
 class NotRestorable(SleepcompactError):
     """Only applied compactions can be restored (or re-run)."""
 

@@ -57,6 +57,9 @@ class Policy:
     summary_max_tokens: int = 2048
     min_messages_to_summarize: int = 5
     stall_ratio: float = 0.05
+    # Not a rung: the archived snippets recalled into the request (``history_recall``), per conversation
+    # like the rest of this policy; None means the setting (``SLEEPCOMPACT_RECALL_BUDGET``).
+    recall_budget_tokens: int | None = None
 
     def cap(self, usable: int) -> int:
         """Single tool output cap, scaled down for small windows (a 16k plan cannot hold 2,500 tokens)."""

@@ -75,17 +75,26 @@ def _side(row: MessageRecord) -> str:
 
 
 def render_anthropic(
-    rows: Sequence[MessageRecord], system: str | None = None, memories: str | None = None
+    rows: Sequence[MessageRecord],
+    system: str | None = None,
+    memories: str | None = None,
+    recalled: str | None = None,
 ) -> Rendered:
     """Anthropic Messages form of the live rows, with ``system`` prepended to any stored system text.
 
-    ``memories`` (the recalled-notes block) opens the first user message as a text block of its own.
+    ``memories`` (the recalled-notes block) opens the first user message as a text block of its own;
+    ``recalled`` (archived snippets, ``history_recall``) closes the newest user turn.
     """
-    return _render(rows, system, memories, openai=False)
+    return _render(rows, system, memories, openai=False, recalled=recalled)
 
 
 def _render(
-    rows: Sequence[MessageRecord], system: str | None, memories: str | None, *, openai: bool
+    rows: Sequence[MessageRecord],
+    system: str | None,
+    memories: str | None,
+    *,
+    openai: bool,
+    recalled: str | None = None,
 ) -> Rendered:
     """The Anthropic form; with ``openai``, OpenAI-only parts are kept for ``render_openai`` to send."""
     system_parts = [system] if system else []
@@ -120,6 +129,10 @@ def _render(
     if memories and messages:
         # The first user turn answers no call, so it has no tool_result block that must stay first.
         messages[0]["content"].insert(0, {"type": "text", "text": memories})
+    newest_user = next((m for m in reversed(messages) if m["role"] == "user"), None)
+    if recalled and newest_user is not None:
+        # Last in the newest user turn: after its tool results, and after everything a cache holds.
+        newest_user["content"].append({"type": "text", "text": recalled})
     return Rendered(system="\n\n".join(p for p in system_parts if p) or None, messages=_simplify(messages))
 
 
@@ -195,14 +208,17 @@ def _simplify(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def render_openai(
-    rows: Sequence[MessageRecord], system: str | None = None, memories: str | None = None
+    rows: Sequence[MessageRecord],
+    system: str | None = None,
+    memories: str | None = None,
+    recalled: str | None = None,
 ) -> list[dict[str, Any]]:
     """OpenAI chat form: system first, tool calls on assistant turns, one tool message per result.
 
     ``memories`` (the recalled-notes block) is a user message of its own right after the system message.
     Thinking blocks are Anthropic's and are left out; server tool blocks travel as their text.
     """
-    anthropic = _render(rows, system, None, openai=True)
+    anthropic = _render(rows, system, None, openai=True, recalled=recalled)
     out: list[dict[str, Any]] = []
     if anthropic.system:
         out.append({"role": "system", "content": anthropic.system})

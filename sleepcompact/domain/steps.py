@@ -17,12 +17,13 @@ from sleepcompact.domain.records import MessageRecord
 Count = Callable[[str], int]
 TRUNCATION_MARKER = (
     "\n\n[... {removed:,} tokens truncated from the middle of this output; "
-    'full text: search_history("seq:{seq}")]\n\n'
+    "the full text: read_archived(seq={seq})]\n\n"
 )
 MASK_PLACEHOLDER = (
-    '[tool output archived: {tool} returned {tokens:,} tokens; retrieve it with search_history("seq:{seq}")]'
+    "[tool output archived: {tool} returned {tokens:,} tokens; read it with read_archived(seq={seq})]"
 )
-TOOL_SUMMARY_VIEW = '[tool-provided summary; full output: search_history("seq:{seq}")] {summary}'
+TOOL_SUMMARY_VIEW = "[tool-provided summary; the full output: read_archived(seq={seq})] {summary}"
+"""Every marker names the agent's recall tool (``domain.recall_tools``) that brings the original back."""
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import ContextOverflow
 from sleepcompact.domain.ladder import Policy as LadderPolicy
+from sleepcompact.domain.ledger import with_ledger
 from sleepcompact.domain.messages import content_text, normalize, part_tokens
-from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, build_prompt
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, prepared_prompt
 from sleepcompact.domain.records import MessageRecord, live_record, new_rows
 from sleepcompact.domain.summary import offline_summary
 from sleepcompact.ports import SummaryResult
@@ -148,13 +149,14 @@ class _Rows:
         # The same size rule as sleepcompact's ladder: 30% of what it replaces, within the window's cap.
         ladder = LadderPolicy()
         cap = max(48, min(ladder.summary_cap(self.budget.usable), int(replaced * ladder.summary_ratio)))
-        request = SummaryInput(originals, body, cap)
-        summary = offline_summary(request, self.count)
-        text = SUMMARY_PREFIX + summary
+        # The request sleepcompact's compaction would send for the same rows (``MeteredSummarizer``): the
+        # model writes the narrative, the ledger is set in by rules and costs no output.
+        narrative, prompt, ledger = prepared_prompt(SummaryInput(originals, body, cap), self.count)
+        written = offline_summary(narrative, self.count)
+        text = SUMMARY_PREFIX + with_ledger(written, ledger)
         tokens = part_tokens(text, self.count)
-        # The request sleepcompact's compaction would send for the same rows (``MeteredSummarizer``).
-        self.costs.summarizer_in += prompt_tokens(build_prompt(request, count=self.count), self.count)
-        self.costs.summarizer_out += self.count(summary)
+        self.costs.summarizer_in += prompt_tokens(prompt, self.count)
+        self.costs.summarizer_out += self.count(written)
         self.costs.add(trigger, "summarize", replaced - tokens)
         return replace(
             rows[0], kind="summary", role="user", content=text, live_content=None, live_tokens=tokens
@@ -228,6 +230,17 @@ class MaskThenSummarizeAll(_Rows):
         return self.seen()
 
 
+def context_seen(memory: Any, conversation_id: str) -> Seen:
+    """What the guard gives the next call: the rendered system prompt and messages (the system prompt is
+    rendered apart from the messages, and an identifier it holds is in context like any other)."""
+    try:
+        view, overflow = memory.prepare_context(conversation_id).view, False
+    except ContextOverflow:
+        view, overflow = memory.context(conversation_id), True
+    text = "\n".join([view.system or "", all_text(view.messages)])
+    return Seen(view.counted_tokens, text, overflow=overflow or view.counted_tokens > view.budget.usable)
+
+
 class Sleepcompact:
     """The full pipeline: a real ``Memory`` (scratch SQLite), the guard before every call, sleep ticks."""
 
@@ -244,13 +257,7 @@ class Sleepcompact:
         self.memory.append(self.cid, dict(message))
 
     def before_call(self) -> Seen:
-        try:
-            ctx = self.memory.prepare_context(self.cid)
-            view, overflow = ctx.view, False
-        except ContextOverflow:
-            view, overflow = self.memory.context(self.cid), True
-        text = all_text(view.messages)
-        return Seen(view.counted_tokens, text, overflow=overflow or view.counted_tokens > view.budget.usable)
+        return context_seen(self.memory, self.cid)
 
     def tick(self) -> None:
         self._ticks += 1

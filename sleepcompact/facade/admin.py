@@ -14,6 +14,8 @@ from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.evaluation import POLICIES, PolicyResult, evaluate
+from sleepcompact.evaluation.qa.dataset import read_qa
+from sleepcompact.evaluation.qa.run import QA_POLICIES, QAResult, evaluate_qa
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.services import conversations, report, transfer
 from sleepcompact.services.report import Report
@@ -110,12 +112,7 @@ class Admin:
                 deps, raw, source=source, all_records=True, tenant_id="eval", agent_id=path.stem
             )
             replayed.extend(list(transfer.export_conversation(deps, cid).appended) for cid in ids)
-        offline = deps.settings.with_overrides(summarizer="offline")
-
-        def scratch_memory(url: str, summarizer: Summarizer) -> Any:
-            settings: Settings = offline.with_overrides(database_url=url)
-            return self._new_memory(settings, counter=deps.counter, queue=_NoQueue(), summarizer=summarizer)
-
+        scratch_memory = self._scratch_memories()
         return {
             window: evaluate(
                 replayed,
@@ -128,6 +125,48 @@ class Admin:
             )
             for window in windows
         }
+
+    def evaluate_qa(
+        self,
+        path: Path,
+        *,
+        windows: Sequence[int],
+        policies: Sequence[str] = QA_POLICIES,
+        tick_every: int = 20,
+        recall_budget: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[int, list[QAResult]]:
+        """Ask a QA file's questions (``evaluation.qa.dataset``) at the end of each conversation, replayed
+        under each policy, per window: is the gold answer in the context, and in the recall tool's first
+        page? ``recall_budget`` overrides the setting for sleepcompact (0: no recall in the request)."""
+        conversations = read_qa(path)
+        scratch_memory = self._scratch_memories(recall_budget)
+        count = self._deps.counter.count
+        return {
+            window: evaluate_qa(
+                conversations,
+                window=window,
+                policies=policies,
+                tick_every=tick_every,
+                memory_factory=scratch_memory,
+                count=count,
+                progress=progress,
+            )
+            for window in windows
+        }
+
+    def _scratch_memories(self, recall_budget: int | None = None) -> Callable[[str, Summarizer], Any]:
+        """Memories on scratch databases with the offline summarizer (and the given recall budget)."""
+        deps = self._deps
+        offline = deps.settings.with_overrides(summarizer="offline")
+        if recall_budget is not None:
+            offline = offline.with_overrides(recall_budget_tokens=recall_budget)
+
+        def scratch_memory(url: str, summarizer: Summarizer) -> Any:
+            settings: Settings = offline.with_overrides(database_url=url)
+            return self._new_memory(settings, counter=deps.counter, queue=_NoQueue(), summarizer=summarizer)
+
+        return scratch_memory
 
 
 class _NoQueue(TaskQueue):

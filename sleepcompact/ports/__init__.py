@@ -10,7 +10,14 @@ from sleepcompact.ports.calibration import CalibrationRepository
 from sleepcompact.ports.compactions import CompactionRepository
 from sleepcompact.ports.conversations import ConversationLookup, ConversationRepository
 from sleepcompact.ports.deps import Dependencies
-from sleepcompact.ports.llm import BatchSummarizer, Rescorer, Summarizer, SummaryResult, TokenCounter
+from sleepcompact.ports.llm import (
+    BatchSummarizer,
+    Rescorer,
+    Summarizer,
+    SummaryResult,
+    TextRedactor,
+    TokenCounter,
+)
 from sleepcompact.ports.queue import TaskQueue
 from sleepcompact.ports.ticks import TickRepository
 from sleepcompact.ports.uow import UnitOfWork
@@ -27,6 +34,7 @@ __all__ = [
     "Summarizer",
     "SummaryResult",
     "TaskQueue",
+    "TextRedactor",
     "TickRepository",
     "TokenCounter",
     "UnitOfWork",

@@ -8,7 +8,7 @@ from typing import Protocol
 from sleepcompact.config import Settings
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.ports.llm import Summarizer, TokenCounter
+from sleepcompact.ports.llm import Summarizer, TextRedactor, TokenCounter
 from sleepcompact.ports.queue import TaskQueue
 from sleepcompact.ports.uow import UnitOfWork
 
@@ -58,4 +58,9 @@ class Dependencies(Protocol):
 
     def factors(self) -> Mapping[str, float]:
         """The calibrated tokenizer factors by model family, cached in-process."""
+        ...
+
+    def redactor(self) -> TextRedactor:
+        """A fresh redactor for one job: what leaves the process (tool results the model reads) goes
+        through it, with the policy the settings choose."""
         ...

@@ -9,6 +9,14 @@ from typing import Any, Protocol
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 
 
+class TextRedactor(Protocol):
+    """Replaces secrets in text with numbered placeholders (one instance per job: numbering is shared)."""
+
+    def redact(self, text: str) -> str:
+        """``text`` with every detected secret replaced."""
+        ...
+
+
 class TokenCounter(Protocol):
     """Counts tokens of text (cl100k_base, or bytes/4 when tiktoken cannot load)."""
 

@@ -11,10 +11,11 @@ from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_fa
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.journal import MemoryRecord
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text
-from sleepcompact.domain.recall import Candidate, memory_block, recall
+from sleepcompact.domain.recall import Candidate, Recalled, memory_block, recall
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.domain.rendering import render_anthropic, render_openai
 from sleepcompact.ports import Dependencies
+from sleepcompact.services.history_recall import recalled_history
 
 RenderFormat = Literal["anthropic", "openai"]
 
@@ -73,6 +74,10 @@ class ContextView:
     memory_tokens: int = 0  # counted tokens of the recalled-notes block (included in the two above)
     auto_compact: bool | None = None  # the conversation's own switch (None: the global setting)
     current_turn_tokens: int = 0  # counted tokens of the newest user message onwards (never compacted)
+    recalled: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # archived snippets: seq, snippet; best first
+    recall_tokens: int = 0  # counted tokens of the recalled-history block (included in tokens above)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what ``sleepcompact context --json`` prints)."""
@@ -93,6 +98,8 @@ class ContextView:
             "live_messages": self.live_messages,
             "memories": self.memories,
             "memory_tokens": self.memory_tokens,
+            "recalled": self.recalled,
+            "recall_tokens": self.recall_tokens,
         }
 
 
@@ -108,8 +115,10 @@ def render_context(
 
     With ``settings.memory_budget_tokens`` > 0 the agent's most relevant valid memories join the call
     as one recalled-notes block (``domain.recall``), costing at most min(that budget, 5% of usable)
-    model tokens; they are read in the same read-only transaction as the rows. ``factors``: the
-    calibration the guard caches; else read in that transaction.
+    model tokens; they are read in the same read-only transaction as the rows. Once something is
+    archived, the snippets of it that best match the newest user message join that message's turn
+    (``history_recall``; the recall budget, 0 turns it off). ``factors``: the calibration the guard
+    caches; else read in that transaction.
     """
     counter, memory_budget = deps.counter, deps.settings.memory_budget_tokens
     with deps.read_uow() as tx:
@@ -121,19 +130,14 @@ def render_context(
             factors = tx.calibration.factors()
         stored = tx.memories.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
     budget = budget_for(conv, deps.settings.thresholds, factors)
-    # Both caps are in the model's tokens, like every budget figure; recall counts with our counter.
-    allowance = math.floor(min(memory_budget, MEMORY_SHARE * budget.usable) / budget.safety_factor)
-    chosen = recall(
-        [_candidate(m) for m in stored], _recent_text(rows), allowance - MESSAGE_OVERHEAD, counter.count
-    )
-    block = memory_block([r.line for r in chosen])
-    memory_tokens = counter.count(block) + MESSAGE_OVERHEAD if block else 0
-    counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens
+    chosen, block, memory_tokens = _memories(deps, stored, rows, budget)
+    recalled_block, recalled, recall_tokens = recalled_history(deps, conv, rows, budget)
+    counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens + recall_tokens
     if fmt == "openai":
-        messages = render_openai(rows, system, block)
+        messages = render_openai(rows, system, block, recalled_block)
         sys_text: str | None = None
     else:
-        rendered = render_anthropic(rows, system, block)
+        rendered = render_anthropic(rows, system, block, recalled_block)
         messages, sys_text = rendered.messages, rendered.system
     return ContextView(
         conversation_id=conversation_id,
@@ -148,7 +152,25 @@ def render_context(
         memory_tokens=memory_tokens,
         auto_compact=conv.auto_compact,
         current_turn_tokens=current_turn_tokens(rows),
+        recalled=[{"seq": r.seq, "snippet": r.snippet} for r in recalled],
+        recall_tokens=recall_tokens,
     )
+
+
+def _memories(
+    deps: Dependencies, stored: Sequence[MemoryRecord], rows: Sequence[MessageRecord], budget: Budget
+) -> tuple[list[Recalled], str, int]:
+    """The memories recalled for the call, their block and its counted tokens (both caps are in the
+    model's tokens, like every budget figure; recall counts with our counter)."""
+    counter = deps.counter
+    allowance = math.floor(
+        min(deps.settings.memory_budget_tokens, MEMORY_SHARE * budget.usable) / budget.safety_factor
+    )
+    chosen = recall(
+        [_candidate(m) for m in stored], _recent_text(rows), allowance - MESSAGE_OVERHEAD, counter.count
+    )
+    block = memory_block([r.line for r in chosen])
+    return chosen, block, (counter.count(block) + MESSAGE_OVERHEAD if block else 0)
 
 
 def current_turn_tokens(rows: Sequence[MessageRecord]) -> int:

@@ -141,15 +141,24 @@ def store_prepared(
 
 
 def append(
-    deps: Dependencies, conversation_id: str, message: object, *, fmt: MessageFormat = "auto"
+    deps: Dependencies,
+    conversation_id: str,
+    message: object,
+    *,
+    fmt: MessageFormat = "auto",
+    sent_at: datetime | None = None,
 ) -> Appended:
-    """Append one message: validated, counted once, live_tokens updated in the same transaction."""
+    """Append one message: validated, counted once, live_tokens updated in the same transaction; rows are
+    dated ``sent_at`` when given (a replayed history), else now."""
     counter = deps.counter
     normalized, tokens = prepare(message, counter, fmt=fmt, max_bytes=deps.settings.max_message_bytes)
     with deps.uow() as uow:
         repo = uow.conversations
         book = call_book(repo, conversation_id)
-        result = store_prepared(repo, book, conversation_id, normalized, tokens, utcnow(), counter.count)
+        now = utcnow()
+        result = store_prepared(
+            repo, book, conversation_id, normalized, tokens, now, counter.count, sent_at=sent_at
+        )
         uow.commit()
     return result
 

@@ -22,6 +22,7 @@ from typing import Any
 from sleepcompact.domain.attachments import MAX_IMAGES_PER_REQUEST, MAX_REQUEST_BYTES, request_weight
 from sleepcompact.domain.errors import ContextOverflow, ConversationNotFound, RequestTooLarge
 from sleepcompact.domain.guard import Action, Check, decide
+from sleepcompact.domain.recall_tools import anthropic_tools, openai_tools
 from sleepcompact.domain.schedule import request_key
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, TokenCounter
@@ -117,6 +118,10 @@ def check(deps: Dependencies, conversation_id: str) -> Check:
     )
 
 
+def _recall_tools(fmt: RenderFormat) -> list[dict[str, Any]]:
+    return anthropic_tools() if fmt == "anthropic" else openai_tools()
+
+
 def tool_tokens(counter: TokenCounter, tools: Sequence[Mapping[str, Any]] | None) -> int:
     """What the tool definitions cost (their JSON, as the API serializes them)."""
     if not tools:
@@ -148,9 +153,14 @@ def prepare_context(
     system: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     fmt: RenderFormat = "anthropic",
+    recall_tools: bool = False,
 ) -> PreparedContext:
-    """The guard (see the module docstring): a context that fits, and what it took to get it."""
-    tools_list = [dict(t) for t in tools] if tools else None
+    """The guard (see the module docstring): a context that fits, and what it took to get it.
+
+    ``recall_tools`` adds the agent's recall tools (``search_history``, ``read_archived``) to ``tools``,
+    in ``fmt``'s shape, counted like the caller's own."""
+    wanted = [*(tools or ()), *(_recall_tools(fmt) if recall_tools else ())]
+    tools_list = [dict(t) for t in wanted] if wanted else None
     counter = deps.counter
     call = _Call(
         conversation_id,
@@ -192,7 +202,7 @@ def _render(deps: Dependencies, call: _Call) -> ContextView:
 def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str) -> PreparedContext:
     """Over hard: compact now, with what is not the conversation's own rows reserved out of the budget."""
     budget = view.budget
-    reserved = budget.effective(call.fixed + view.memory_tokens)
+    reserved = budget.effective(call.fixed + view.memory_tokens + view.recall_tokens)
     outcome = _compact_now(deps, call.conversation_id, reserved)
     after = _render(deps, call)
     compaction = outcome.status if outcome else None

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sleepcompact.domain.errors import CompactionNotFound, ConversationNotFound, NotRestorable
+from sleepcompact.domain.errors import (
+    CompactionNotFound,
+    ConversationNotFound,
+    InvalidSetting,
+    NotRestorable,
+)
 from sleepcompact.domain.json_shapes import json_ready
 from sleepcompact.domain.messages import Content, content_text
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
-from sleepcompact.ports import CompactionRepository, Dependencies
+from sleepcompact.domain.search_query import SearchFilters, SearchQuery, parse_query, snippet
+from sleepcompact.ports import CompactionRepository, ConversationRepository, Dependencies
 
 SEQ_QUERY = re.compile(r"^\s*seq:(\d+)\s*$")
+SNIPPET_WIDTH = 240
+"""Characters of each hit's snippet: a few sentences around its densest match."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,7 @@ class CompactionInfo(CompactionRecord):
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One original the archive search found, with a snippet around the first match."""
+    """One original the archive search found, with one snippet around its densest match."""
 
     seq: int
     message_id: int
@@ -59,6 +68,9 @@ class SearchHit:
     compaction_id: str | None
     snippet: str
     content: Content
+    score: float = 0.0
+    """The engine's rank (higher is better), comparable within one result list; 0 for ``seq:N``."""
+    created_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (what ``sleepcompact search --json`` prints)."""
@@ -113,13 +125,7 @@ def history(deps: Dependencies, conversation_id: str) -> list[CompactionInfo]:
         return [CompactionInfo.of(record, meta) for record, meta in uow.compactions.of(conversation_id)]
 
 
-def _hit(row: MessageRecord, query: str) -> SearchHit:
-    text = content_text(row.content)
-    words = [w.lower() for w in re.findall(r"\w+", query)]
-    lowered = text.lower()
-    pos = min((lowered.find(w) for w in words if lowered.find(w) >= 0), default=0)
-    start = max(0, pos - 120)
-    snippet = ("…" if start else "") + text[start : start + 300].replace("\n", " ")
+def _hit(row: MessageRecord, query: SearchQuery, score: float) -> SearchHit:
     return SearchHit(
         seq=row.seq,
         message_id=row.id,
@@ -129,18 +135,125 @@ def _hit(row: MessageRecord, query: str) -> SearchHit:
         tool_name=row.tool_name,
         tool_call_id=row.tool_call_id,
         compaction_id=row.compaction_id,
-        snippet=snippet,
+        snippet=snippet(content_text(row.content), query, SNIPPET_WIDTH),
         content=row.content,
+        score=score,
+        created_at=row.created_at,
     )
 
 
-def search_history(deps: Dependencies, conversation_id: str, query: str, limit: int = 20) -> list[SearchHit]:
-    """Full-text search over every original; ``seq:N`` fetches the row a placeholder points to."""
+def _bound(value: date | None, *, end: bool) -> datetime | None:
+    """A date as the start of its day (``end``: of the next day), a datetime as itself (``end``: just
+    after it), in UTC; a naive datetime is taken as UTC, as stored times are."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        at = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return at.astimezone(UTC) + (timedelta(microseconds=1) if end else timedelta())
+    day = datetime.combine(value, time(), UTC)
+    return day + timedelta(days=1) if end else day
+
+
+def _within(deps: Dependencies, hits: list[SearchHit], budget_tokens: int | None) -> list[SearchHit]:
+    """The best hits whose snippets fit ``budget_tokens`` together (all of them without a budget)."""
+    if budget_tokens is None:
+        return hits
+    kept: list[SearchHit] = []
+    spent = 0
+    for hit in hits:
+        spent += deps.counter.count(hit.snippet)
+        if spent > budget_tokens:
+            break
+        kept.append(hit)
+    return kept
+
+
+def search_history(
+    deps: Dependencies,
+    conversation_id: str,
+    query: str,
+    limit: int = 10,
+    *,
+    role: str | None = None,
+    tool: str | None = None,
+    seq_from: int | None = None,
+    seq_to: int | None = None,
+    since: date | None = None,
+    until: date | None = None,
+    budget_tokens: int | None = None,
+    include_live: bool = True,
+) -> list[SearchHit]:
+    """Ranked full-text search over every original of a conversation, best first.
+
+    Any content word of ``query`` may match (stop words dropped, words stemmed); identifiers and
+    quoted phrases match exactly (see ``domain.search_query.parse_query``, which the recall tool
+    shares). Filters: ``role``, ``tool`` (tool name), ``seq_from``..``seq_to`` (inclusive),
+    ``since``..``until`` (dates, inclusive; or datetimes), ``include_live=False`` to leave out rows
+    the next call carries as they are. ``budget_tokens`` stops adding hits before their snippets
+    exceed it. ``seq:N`` fetches the row a placeholder points to, whatever the filters.
+    """
+    if limit < 1:
+        raise InvalidSetting(f"limit must be at least 1, got {limit}")
+    if budget_tokens is not None and budget_tokens < 0:
+        raise InvalidSetting(f"budget_tokens must not be negative, got {budget_tokens}")
+    filters = SearchFilters(
+        role=role,
+        tool=tool,
+        seq_from=seq_from,
+        seq_to=seq_to,
+        created_from=_bound(since, end=False),
+        created_before=_bound(until, end=True),
+        include_live=include_live,
+    )
     with deps.read_uow() as uow:
         if uow.conversations.get(conversation_id) is None:
             raise ConversationNotFound(conversation_id)
         m = SEQ_QUERY.match(query)
         if m:
             row = uow.conversations.message_by_seq(conversation_id, int(m.group(1)))
-            return [_hit(row, "")] if row is not None else []
-        return [_hit(r, query) for r in uow.conversations.search(conversation_id, query, limit)]
+            return [_hit(row, SearchQuery(()), 0.0)] if row is not None else []
+        parsed = parse_query(query)
+        found = _found(uow.conversations, conversation_id, parsed, filters, limit)
+    return _within(deps, [_hit(row, parsed, score) for row, score in found], budget_tokens)
+
+
+def _found(
+    conversations: ConversationRepository,
+    conversation_id: str,
+    query: SearchQuery,
+    filters: SearchFilters,
+    limit: int,
+) -> list[tuple[MessageRecord, float]]:
+    """Ranked rows; when the query names days ("on May 4th") and no date range was given, those
+    days' rows come first (all of them, in seq order, if the query has no other word)."""
+    found: list[tuple[MessageRecord, float]] = []
+    if query.days and filters.created_from is None and filters.created_before is None:
+        found = conversations.search(conversation_id, query, replace(filters, days=query.days), limit)
+    if len(found) < limit and (query.terms or filters.narrowing):
+        seen = {row.id for row, _ in found}
+        more = conversations.search(conversation_id, query, filters, limit + len(found))
+        found += [(row, score) for row, score in more if row.id not in seen][: limit - len(found)]
+    return found
+
+
+def exchange_partners(
+    deps: Dependencies, conversation_id: str, hits: list[SearchHit]
+) -> dict[int, MessageRecord]:
+    """For each message hit, the other half of its exchange: a user message's reply, an assistant
+    message's question (the next or previous message, when it is the other speaker's)."""
+    out: dict[int, MessageRecord] = {}
+    shown = {h.seq for h in hits}
+    with deps.read_uow() as uow:
+        for hit in hits:
+            if hit.kind != "message" or hit.role not in ("user", "assistant"):
+                continue
+            seq = hit.seq + 1 if hit.role == "user" else hit.seq - 1
+            row = uow.conversations.message_by_seq(conversation_id, seq) if seq not in shown else None
+            if (
+                row is not None
+                and row.kind == "message"
+                and row.role in ("user", "assistant")
+                and row.role != hit.role
+            ):
+                out[hit.seq] = row
+    return out

@@ -18,7 +18,7 @@ from tests.e2e.conftest import Cli
 WINDOW = 8000
 # Seed 1 leaves a truncated tool output in the kept turns, so a placeholder survives the summary.
 SEED = 1
-PLACEHOLDER = re.compile(r'search_history\("seq:(\d+)"\)')
+PLACEHOLDER = re.compile(r"read_archived\(seq=(\d+)\)")
 
 
 def _seed(url: str) -> tuple[str, SyntheticConversation]:
@@ -111,7 +111,7 @@ def test_compact_history_search_and_restore(cli: Cli, sqlite_url: str) -> None:
     assert hit["seq"] == seq
     assert hit["state"] in ("masked", "truncated")
     assert hit["content"] == rows_by_seq[seq]["content"]
-    assert "search_history(" not in _text(hit["content"])
+    assert "read_archived(" not in _text(hit["content"])
 
     # an identifier from the summarized prefix is found in an archived original
     ticket = conv.identifiers[5]

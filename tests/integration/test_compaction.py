@@ -57,7 +57,8 @@ def test_compaction_fits_the_target_and_archives_instead_of_deleting(memory: Mem
     assert len(summary) == 1 and summary[0]["content"].startswith(SUMMARY_PREFIX)
     view = memory.context(cid)
     assert anthropic_problems(view.messages) == []
-    assert view.tokens == stats.tokens
+    # The call carries the live rows and the archived snippets recalled for the newest user message.
+    assert view.tokens == view.budget.effective(stats.live_tokens + view.recall_tokens)
 
 
 def test_the_compaction_record_has_its_figures(memory: Memory) -> None:
@@ -213,16 +214,19 @@ def test_dry_run_prints_the_plan_and_writes_nothing(memory: Memory, db_snapshot:
     assert db_snapshot(memory) == before
 
 
-def test_every_placeholder_names_a_reference_that_search_finds(memory: Memory) -> None:
+def test_every_placeholder_names_the_original_the_recall_tool_reads(memory: Memory) -> None:
     cid = _coding(memory, window=64_000)
     memory.compactions.compact(cid, force=True)
     masked = [r for r in _rows(memory, cid) if r["state"] in ("masked", "truncated")]
     assert masked, "a 64k window with ~40k tokens of tool output masks or truncates some"
     for row in masked:
-        ref = re.search(r'search_history\("(seq:\d+)"\)', str(row["live_content"]))
+        ref = re.search(r"read_archived\(seq=(\d+)\)", str(row["live_content"]))
         assert ref, row["live_content"]
-        (hit,) = memory.search_history(cid, ref.group(1))
+        call = {"type": "tool_use", "id": "r", "name": "read_archived", "input": {"seq": int(ref.group(1))}}
+        assert int(ref.group(1)) == row["seq"]
+        (hit,) = memory.search_history(cid, f"seq:{ref.group(1)}")
         assert hit.seq == row["seq"] and hit.content == row["content"]
+        assert memory.handle_tool_call(cid, call)["content"].startswith(f"[seq {row['seq']}, ")
 
 
 def test_full_text_search_finds_archived_originals(memory: Memory) -> None:

@@ -316,7 +316,7 @@ def test_compacting_a_case_with_attachments_keeps_both_renderings_valid(memory: 
     rows = _rows_with_attachments(memory, cid)
     assert rows and all(r["state"] in ("masked", "archived") for r in rows)
     for row in (r for r in rows if r["state"] == "masked"):
-        assert f'search_history("seq:{row["seq"]}")' in json.dumps(row["live_content"])
+        assert f"read_archived(seq={row['seq']})" in json.dumps(row["live_content"])
     assert list(memory.export(cid).appended) == messages
 
 
@@ -342,7 +342,7 @@ def test_old_screenshots_become_placeholders_naming_their_archive_reference(memo
     assert [r["state"] for r in old] == ["masked", "masked"]  # placeholders fit: nothing is summarized
     texts = [b["text"] for _, _, b in _blocks(anthropic) if b.get("type") == "text"]
     for row in old:
-        reference = f'search_history("seq:{row["seq"]}")'
+        reference = f"read_archived(seq={row['seq']})"
         assert any(reference in t for t in texts), reference
         (hit,) = memory.search_history(cid, f"seq:{row['seq']}")
         assert hit.content == row["content"]  # the original, images and all

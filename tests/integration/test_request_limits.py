@@ -3,7 +3,7 @@ summarized, and a request never carries more images or bytes than the provider a
 
 The scenario the issue reports: a computer-use agent takes a screenshot per step. After compaction
 only the screenshots of the protected turns stay live, each old one is a placeholder naming where its
-original is, and ``search_history("seq:N")`` still returns the original bytes. A conversation with
+original is, and ``read_archived(seq=N)`` points at the original bytes. A conversation with
 more than 100 images is brought under the limit by the guard before any token threshold is reached;
 when the newest turn alone holds too many, the guard says so with ``RequestTooLarge``.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 import zlib
 from collections.abc import Iterator
@@ -102,8 +103,9 @@ def test_old_screenshots_are_archived_before_anything_is_summarized(mem: Memory)
     # Only the protected turns (the last two requests) keep their screenshot; the request shrank with it.
     assert live_images(view.messages) == 1
     assert len(json.dumps(view.messages)) < 300_000
-    (placeholder, *_) = [m for m in json.dumps(view.messages).split("[image archived") if "seq:" in m][:1]
-    seq = int(placeholder.split('search_history(\\"seq:')[1].split("\\")[0])
+    seq = int(
+        re.search(r"\[image archived [^\]]*read_archived\(seq=(\d+)\)", json.dumps(view.messages)).group(1)
+    )  # type: ignore[union-attr]
     (hit,) = mem.search_history(cid, f"seq:{seq}")
     assert png(1280, 800, padding=80_000, seed=1)[:5000] in json.dumps(hit.to_dict()), "the original is gone"
 

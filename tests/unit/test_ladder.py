@@ -379,7 +379,7 @@ def test_masked_and_truncated_views_point_to_their_own_seq(case: tuple[Snapshot,
         if c.state in ("masked", "truncated"):
             assert c.live_content is not None
             view = content_text(c.live_content)
-            assert f'search_history("seq:{c.seq}")' in view
+            assert f"read_archived(seq={c.seq})" in view
             assert c.live_tokens == count(view) + MESSAGE_OVERHEAD
 
 
@@ -407,7 +407,7 @@ def test_middle_out_keeps_head_and_tail_within_the_cap(cap: int) -> None:
     assert cost == count(out) + MESSAGE_OVERHEAD
     assert out.startswith("HEAD-START ")
     assert out.endswith(" TAIL-END")
-    assert 'search_history("seq:42")' in out
+    assert "read_archived(seq=42)" in out
     head, _, tail = out.partition("\n\n[... ")
     assert text.startswith(head) and text.endswith(tail.split("]\n\n", 1)[1])
     removed = int(tail.split(" tokens truncated", 1)[0].replace(",", ""))
@@ -428,7 +428,7 @@ def test_middle_out_fits_the_cap_on_any_text(vocab: list[str], size: int, cap: i
     out, cost = middle_out(text, tokens, cap, 7, count)
     assert cost == count(out) + MESSAGE_OVERHEAD
     assert cost <= cap
-    assert 'search_history("seq:7")' in out
+    assert "read_archived(seq=7)" in out
 
 
 # -- sections --------------------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""Answer the agent's recall tool calls (``search_history``, ``read_archived``) from the archive.
+
+``handle_tool_call`` reads a call in either provider's shape (``domain.recall_tools``), runs it against
+the one conversation it is given (nothing of another conversation, agent or tenant is reachable), and
+answers in the same shape. What it returns leaves the process (the model reads it), so it goes through
+the redactor like every summary does. A model's bad call gets an error result it can read; an unknown
+conversation is the caller's mistake and raises ``ConversationNotFound``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sleepcompact.domain.errors import ConversationNotFound
+from sleepcompact.domain.messages import content_text, image_count
+from sleepcompact.domain.recall_tools import SEARCH, RecallCall, page, read_call, tool_result
+from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.search_query import parse_query, snippet
+from sleepcompact.ports import Dependencies
+from sleepcompact.services.history import SearchHit, exchange_partners, search_history
+
+SEARCH_BUDGET_TOKENS = 2_000
+NEIGHBOUR_CHARS = 160
+"""Most tokens of snippets one search answer carries (a first page the model can afford to read)."""
+
+
+def handle_tool_call(
+    deps: Dependencies, conversation_id: str, tool_call: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The result of one recall tool call, in the shape of the call (see the module docstring)."""
+    call = read_call(tool_call)
+    if deps.read_conversation(conversation_id) is None:
+        raise ConversationNotFound(conversation_id)
+    if call.problem:
+        return tool_result(call, f"Error: {call.problem}", is_error=True)
+    text = _search(deps, conversation_id, call) if call.name == SEARCH else _read(deps, conversation_id, call)
+    return tool_result(call, deps.redactor().redact(text))
+
+
+def _search(deps: Dependencies, conversation_id: str, call: RecallCall) -> str:
+    hits = search_history(deps, conversation_id, call.query, call.limit, budget_tokens=SEARCH_BUDGET_TOKENS)
+    if not hits:
+        return f"No archived message matches {call.query!r}. Try other words, an identifier, or fewer words."
+    turns = exchange_partners(deps, conversation_id, hits)
+    query = parse_query(call.query)
+    lines = [f"{len(hits)} result{'s' * (len(hits) != 1)} for {call.query!r}, best first:"]
+    for n, hit in enumerate(hits, 1):
+        lines.append(f"{n}. {_hit_line(hit)}")
+        other = turns.get(hit.seq)
+        if other is not None:  # the question a hit answers, or the answer a hit got: half of it, often
+            text = snippet(content_text(other.content), query, NEIGHBOUR_CHARS)
+            lines.append(f"   [seq {other.seq}, {_who(other.role, other.kind, other.tool_name)}] {text}")
+    lines.append("read_archived(seq=N) returns one of them in full.")
+    return "\n".join(lines)
+
+
+def _hit_line(hit: SearchHit) -> str:
+    when = f", {hit.created_at:%Y-%m-%d}" if hit.created_at else ""
+    return f"[seq {hit.seq}, {_who(hit.role, hit.kind, hit.tool_name)}{when}] {hit.snippet}"
+
+
+def _who(role: str, kind: str, tool: str | None) -> str:
+    if kind == "tool_result":
+        return f"output of {tool or 'a tool'}"
+    if kind == "tool_call":
+        return f"call to {tool or 'a tool'}"
+    return "summary" if kind == "summary" else role
+
+
+def _read(deps: Dependencies, conversation_id: str, call: RecallCall) -> str:
+    with deps.read_uow() as uow:
+        row = uow.conversations.message_by_seq(conversation_id, call.seq)
+    if row is None:
+        return f"Error: this conversation has no message with seq {call.seq}."
+    text = _original_text(row)
+    if call.offset >= len(text) and text:
+        return f"Error: seq {call.seq} has {len(text):,} characters; offset {call.offset} is past its end."
+    chunk, next_offset = page(text, call.offset)
+    when = f", {row.created_at:%Y-%m-%d}" if row.created_at else ""
+    head = (
+        f"[seq {call.seq}, {_who(row.role, row.kind, row.tool_name)}{when}, {row.state}; "
+        f"characters {call.offset:,}-{call.offset + len(chunk):,} of {len(text):,}]"
+    )
+    more = f"[more: read_archived(seq={call.seq}, offset={next_offset})]" if next_offset else "[end]"
+    return f"{head}\n{chunk}\n{more}"
+
+
+def _original_text(row: MessageRecord) -> str:
+    """The original as text (a tool call as its name and JSON input; images and documents named)."""
+    text = content_text(row.content)
+    if row.kind == "tool_call" and row.tool_name and not text.startswith(row.tool_name):
+        text = f"{row.tool_name} {text}"
+    images = image_count(row.content)
+    return f"{text}\n[{images} image(s) or document(s) not shown]" if images else text
