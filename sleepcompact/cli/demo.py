@@ -87,4 +87,10 @@ def _table(out: Console, report: Any) -> None:
         f"sleepcompact context {assistant.conversation_id}",
     ):
         out.print(f"  {cmd}")
+    if report.recall:
+        out.print(
+            f"The free coder's recall tool, asked what compaction folded away: {report.recall['question']}"
+        )
+        for line in report.recall["results"]:
+            out.print(f"  {line[:160]}")
     out.print(f"Worker and scheduler log: {report.log}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -11,49 +14,135 @@ from rich.table import Table
 
 from sleepcompact.cli.common import JsonFlag, app, console, errors, memory, show
 from sleepcompact.evaluation import POLICIES, PolicyResult
+from sleepcompact.evaluation.qa.dataset import memorybank_qa, synthetic_qa, write_qa
+from sleepcompact.evaluation.qa.run import QA_POLICIES, QAResult
 from sleepcompact.logs import configure_logging
+
+T = TypeVar("T")
 
 
 @app.command("eval")
 @errors
 def eval_(
-    files: Annotated[list[Path], typer.Argument(help="Conversation files (any format import reads).")],
-    window: Annotated[list[int], typer.Option(help="Context window(s) to replay at, e.g. 8000.")],
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Conversation files (any format import reads); not with --qa.")
+    ] = None,
+    window: Annotated[
+        list[int] | None, typer.Option(help="Context window(s) to replay at, e.g. 8000.")
+    ] = None,
     policy: Annotated[
         list[str] | None, typer.Option(help=f"Policies to compare (default all): {', '.join(POLICIES)}.")
     ] = None,
     tick_every: Annotated[int, typer.Option(help="Run a sleep tick every K messages (0: never).")] = 40,
+    qa: Annotated[
+        Path | None, typer.Option(help="A QA file (see `sleepcompact eval-set`): ask its questions instead.")
+    ] = None,
+    recall_budget: Annotated[
+        int | None,
+        typer.Option(help="With --qa: sleepcompact's recall budget in tokens (default: the setting)."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Replay each conversation message by message under each policy; compare peak tokens, overflows,
-    compactions, summarizer tokens and forward-reference recall."""
-    chosen = policy or list(POLICIES)
-    unknown = sorted(set(chosen) - set(POLICIES))
+    compactions, summarizer tokens and forward-reference recall (and where each recalled identifier
+    was). With ``--qa``: ask each conversation's questions at its end; is the answer in the context, and
+    in the recall tool's first page?"""
+    if not window:
+        raise typer.BadParameter("give at least one --window", param_hint="--window")
+    if (qa is None) == (not files):
+        raise typer.BadParameter("give conversation files, or --qa FILE (not both)", param_hint="FILES")
+    known = QA_POLICIES if qa is not None else POLICIES
+    chosen = policy or list(known)
+    unknown = sorted(set(chosen) - set(known))
     if unknown:
-        known = ", ".join(POLICIES)
-        raise typer.BadParameter(f"unknown policies {unknown}; known: {known}", param_hint="--policy")
+        raise typer.BadParameter(
+            f"unknown policies {unknown}; known: {', '.join(known)}", param_hint="--policy"
+        )
     with memory(offline=True) as mem:
         # Thousands of guard and compaction lines would bury the table; warnings still show.
         configure_logging(mem.settings.with_overrides(log_level="WARNING"), force=True)
-        if as_json:
-            results = mem.admin.evaluate(files, windows=window, policies=chosen, tick_every=tick_every)
-        else:
-            columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-            with Progress(*columns, console=console()) as bar:
-                task = bar.add_task("replay", total=None)
-                results = mem.admin.evaluate(
-                    files,
+        with _progress(as_json) as progress:
+            if qa is not None:
+                qa_results = mem.admin.evaluate_qa(
+                    qa,
                     windows=window,
                     policies=chosen,
                     tick_every=tick_every,
-                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                    recall_budget=recall_budget,
+                    progress=progress,
                 )
+            else:
+                results = mem.admin.evaluate(
+                    files or [], windows=window, policies=chosen, tick_every=tick_every, progress=progress
+                )
+    if qa is not None:
+        show({str(w): rs for w, rs in qa_results.items()}, as_json, lambda: _each(qa_results, _qa_table))
+    else:
+        show({str(w): rs for w, rs in results.items()}, as_json, lambda: _each(results, _table))
 
-    def text() -> None:
-        for w, rs in results.items():
-            _table(w, rs)
 
-    show({str(w): rs for w, rs in results.items()}, as_json, text)
+def _each(results: dict[int, list[T]], table: Callable[[int, list[T]], None]) -> None:
+    for w, rs in results.items():
+        table(w, rs)
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on the terminal (none with --json)."""
+    if quiet:
+        yield None
+        return
+    columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console()) as bar:
+        task = bar.add_task("replay", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+class QASet(enum.StrEnum):
+    """The QA dev sets ``eval-set`` writes."""
+
+    memorybank = "memorybank"
+    synthetic = "synthetic"
+
+
+@app.command("eval-set")
+@errors
+def eval_set(
+    which: Annotated[
+        QASet,
+        typer.Argument(
+            help="memorybank: the MemoryBank chats with our gold answers; synthetic: companion chats."
+        ),
+    ],
+    out: Annotated[Path, typer.Argument(help="The QA file to write (JSONL).")],
+    data: Annotated[
+        Path, typer.Option(help="The shared data directory (holds conversations/memorybank).")
+    ] = Path("../shared/data"),
+    seeds: Annotated[int, typer.Option(help="synthetic: how many conversations (seeds 0..N-1).")] = 10,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write a QA file for ``eval --qa``: conversations read in place, with questions and gold answers."""
+    conversations = memorybank_qa(data) if which is QASet.memorybank else synthetic_qa(range(seeds))
+    asked = write_qa(out, conversations)
+    summary = {"file": str(out), "conversations": len(conversations), "questions": asked}
+    show(summary, as_json, f"wrote {asked} questions about {len(conversations)} conversations to {out}")
+
+
+def _qa_table(window: int, results: list[QAResult]) -> None:
+    splits = sorted({s for r in results for s in r.asked})
+    table = Table(title=f"window {window:,}: answer in the context (and in the recall tool's first page)")
+    table.add_column("policy")
+    for split in splits:
+        table.add_column(f"{split} ({results[0].asked.get(split, 0)})", justify="right")
+    table.add_column("overflows", justify="right")
+    table.add_column("mean tokens", justify="right")
+    for r in results:
+        cells = []
+        for split in splits:
+            ctx, tool = r.rate(split), r.rate(split, tool=True)
+            cells.append(("-" if ctx is None else f"{ctx:.3f}") + ("" if tool is None else f" ({tool:.3f})"))
+        table.add_row(r.policy, *cells, str(r.overflows), f"{r.to_dict()['mean_context_tokens']:,}")
+    console().print(table)
 
 
 def _table(window: int, results: list[PolicyResult]) -> None:
@@ -76,3 +165,12 @@ def _table(window: int, results: list[PolicyResult]) -> None:
             f"{r.costs.summarizer_in:,}/{r.costs.summarizer_out:,}",
         )
     console().print(table)
+    places = Table(title=f"window {window:,}: where each reference was")
+    names = list(results[0].to_dict()["references_by_place"])
+    places.add_column("policy")
+    for name in names:
+        places.add_column(name, justify="right")
+    for r in results:
+        by_place = r.to_dict()["references_by_place"]
+        places.add_row(r.policy, *(f"{by_place[n]:,}" for n in names))
+    console().print(places)

@@ -83,10 +83,15 @@ class DemoReport:
 
     rows: list[DemoRow]
     log: Path
+    recall: dict[str, Any] = field(default_factory=dict)  # the agent's recall tool, asked about the archive
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"conversations": [r.to_dict() for r in self.rows], "log": str(self.log)}
+        return {
+            "conversations": [r.to_dict() for r in self.rows],
+            "log": str(self.log),
+            "recall": self.recall,
+        }
 
 
 def _split_assistant(conv: SyntheticConversation) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
@@ -209,7 +214,24 @@ def run_demo(
         s = mem.stats(row.conversation_id)
         row.tokens_after, row.percent_after = s.tokens, s.percent_of_usable
         row.events = row.events or ["under soft: nothing to do"]
-    return DemoReport(rows, log)
+    return DemoReport(rows, log, _ask_archive(mem, rows[0].conversation_id))
+
+
+DEMO_QUESTION = "Which assertion failed when the tests first ran?"
+
+
+def _ask_archive(mem: Memory, cid: str) -> dict[str, Any]:
+    """The free coder's model, its early turns compacted away, asks its recall tool what it no longer
+    sees: the call, as the model sends it, and the best results (each with the seq of its original)."""
+    call = {
+        "type": "tool_use",
+        "id": "toolu_demo",
+        "name": "search_history",
+        "input": {"query": DEMO_QUESTION, "limit": 3},
+    }
+    answer = str(mem.handle_tool_call(cid, call)["content"])
+    results = [line for line in answer.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
+    return {"conversation_id": cid, "question": DEMO_QUESTION, "call": call, "results": results}
 
 
 def _day_one(

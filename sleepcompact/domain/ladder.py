@@ -51,7 +51,7 @@ class Policy:
     protect_tokens: int | None = None
     minimum_saving: int | None = None
     preserve_messages: int = 20
-    preserve_ratio: float = 0.20
+    preserve_ratio: float = 0.35
     protected_user_turns: int = 2
     summary_ratio: float = 0.30
     summary_max_tokens: int = 2048

@@ -8,6 +8,7 @@ on a scratch SQLite database, the guard before every assistant message and sleep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -27,13 +28,44 @@ POLICIES = ("truncate", "mask-then-summarize-all", "summarize-only", "sleepcompa
 CLEARED = "[Old tool result content cleared]"  # BaseAgent's marker
 
 
+PLACES = ("live", "ledger", "labelled in summary", "summary text", "recalled snippet")
+"""Where an identifier the model was shown sat in its context, most direct first."""
+
+
 @dataclass
 class Seen:
-    """What the model got for one call: its tokens (counted) and its text (for recall)."""
+    """What the model got for one call: its tokens (counted), its text (for recall), and that text by
+    place (``PLACES``)."""
 
     tokens: int
     text: str
     overflow: bool = False
+    places: dict[str, str] = field(default_factory=dict)
+
+    def place_of(self, identifier: str) -> str | None:
+        """The most direct place the identifier is in (None when it is not in the context)."""
+        return next((p for p in PLACES if identifier in self.places.get(p, "")), None)
+
+
+_LEDGER = re.compile(r"^## Action ledger\n.*?(?=^## |\Z)", re.M | re.S)
+_LABELLED = re.compile(r"^- [\w.-]+=`[^`\n]+`.*$", re.M)
+_RECALLED = re.compile(r"<recalled_history>.*?</recalled_history>", re.S)
+
+
+def split_places(live: str, summaries: str) -> dict[str, str]:
+    """A context's text by place: the summaries' ledger, their labelled identifiers, the rest of them,
+    the recalled-history block, and the live messages."""
+    ledger = "\n".join(m.group() for m in _LEDGER.finditer(summaries))
+    rest = _LEDGER.sub("", summaries)
+    labelled = "\n".join(m.group() for m in _LABELLED.finditer(rest))
+    recalled = "\n".join(m.group() for m in _RECALLED.finditer(live))
+    return {
+        "live": _RECALLED.sub("", live),
+        "ledger": ledger,
+        "labelled in summary": labelled,
+        "summary text": _LABELLED.sub("", rest),
+        "recalled snippet": recalled,
+    }
 
 
 @dataclass
@@ -134,8 +166,10 @@ class _Rows:
 
     def seen(self) -> Seen:
         tokens = self.tokens()
+        live = "\n".join(content_text(r.view) for r in self.rows if r.kind != "summary")
+        summaries = "\n".join(content_text(r.view) for r in self.rows if r.kind == "summary")
         text = "\n".join(content_text(r.view) for r in self.rows)
-        return Seen(tokens, text, overflow=tokens > self.budget.usable)
+        return Seen(tokens, text, overflow=tokens > self.budget.usable, places=split_places(live, summaries))
 
     def tick(self) -> None:
         """The baselines have no sleep: they act only when a call would not fit."""
@@ -238,7 +272,29 @@ def context_seen(memory: Any, conversation_id: str) -> Seen:
     except ContextOverflow:
         view, overflow = memory.context(conversation_id), True
     text = "\n".join([view.system or "", all_text(view.messages)])
-    return Seen(view.counted_tokens, text, overflow=overflow or view.counted_tokens > view.budget.usable)
+    summaries = [t for t in _texts(view.messages) if t.startswith(SUMMARY_PREFIX)]
+    live = "\n".join(
+        [view.system or "", *(t for t in _texts(view.messages) if not t.startswith(SUMMARY_PREFIX))]
+    )
+    places = split_places(live, "\n".join(summaries))
+    return Seen(
+        view.counted_tokens,
+        text,
+        overflow=overflow or view.counted_tokens > view.budget.usable,
+        places=places,
+    )
+
+
+def _texts(messages: Any) -> list[str]:
+    """Each text of rendered messages apart (a summary is one text block of its own)."""
+    if isinstance(messages, str):
+        return [messages]
+    if isinstance(messages, Mapping):
+        skip = ("type", "id", "tool_use_id", "role")
+        return [t for k, v in messages.items() if k not in skip for t in _texts(v)]
+    if isinstance(messages, list):
+        return [t for v in messages for t in _texts(v)]
+    return []
 
 
 class Sleepcompact:
@@ -258,6 +314,11 @@ class Sleepcompact:
 
     def before_call(self) -> Seen:
         return context_seen(self.memory, self.cid)
+
+    def find(self, identifier: str) -> bool:
+        """Whether the recall tool's search would bring the identifier back (its first page)."""
+        call = {"type": "tool_use", "id": "eval", "name": "search_history", "input": {"query": identifier}}
+        return identifier in str(self.memory.handle_tool_call(self.cid, call).get("content", ""))
 
     def tick(self) -> None:
         self._ticks += 1

@@ -19,6 +19,7 @@ from typing import Any
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, output_reserve_for
 from sleepcompact.domain.identifiers import extract_identifiers
 from sleepcompact.evaluation.policies import (
+    PLACES,
     POLICIES,
     Costs,
     MaskThenSummarizeAll,
@@ -60,6 +61,9 @@ class PolicyResult:
     recalled: int = 0
     by_distance: dict[str, list[int]] = field(default_factory=lambda: {b[0]: [0, 0] for b in BUCKETS})
     costs: Costs = field(default_factory=Costs)
+    # Where each reference was: a place of the context (``PLACES``), "only via search" (not in the
+    # context, but the recall tool finds it), or "missed".
+    by_place: dict[str, int] = field(default_factory=dict)
 
     @property
     def recall(self) -> float:
@@ -89,6 +93,9 @@ class PolicyResult:
                 k: round(hit / total, 4) if total else None for k, (hit, total) in self.by_distance.items()
             },
             "references_by_distance": {k: total for k, (_, total) in self.by_distance.items()},
+            "references_by_place": {
+                p: self.by_place.get(p, 0) for p in (*PLACES, "only via search", "missed")
+            },
             "compactions": dict(self.costs.compactions),
             "tokens_saved_by_step": dict(self.costs.saved_by_step),
             "summarizer_input_tokens": self.costs.summarizer_in,
@@ -123,6 +130,8 @@ def replay(
                 if ident not in first_seen:
                     continue
                 hit = not failed and ident in seen.text  # an overflowing call is refused: nothing seen
+                place = (seen.place_of(ident) or "summary text") if hit else _fallback(policy, ident)
+                result.by_place[place] = result.by_place.get(place, 0) + 1
                 bucket = result.by_distance[_bucket(j - first_seen[ident])]
                 bucket[0] += int(hit)
                 bucket[1] += 1
@@ -133,6 +142,13 @@ def replay(
             first_seen.setdefault(ident, j)
         if tick_every and (j + 1) % tick_every == 0:
             policy.tick()
+
+
+def _fallback(policy: Policy, identifier: str) -> str:
+    """Where a reference the context lacked could still come from: the recall tool, for a policy that
+    has one (sleepcompact), else nowhere."""
+    find = getattr(policy, "find", None)
+    return "only via search" if find is not None and find(identifier) else "missed"
 
 
 def evaluate(

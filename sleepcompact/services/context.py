@@ -110,6 +110,7 @@ def render_context(
     system: str | None = None,
     fmt: RenderFormat = "anthropic",
     factors: Mapping[str, float] | None = None,
+    tools_tokens: int = 0,
 ) -> ContextView:
     """Render the live rows; ``system`` (the caller's prompt) counts against the budget too.
 
@@ -118,7 +119,8 @@ def render_context(
     model tokens; they are read in the same read-only transaction as the rows. Once something is
     archived, the snippets of it that best match the newest user message join that message's turn
     (``history_recall``; the recall budget, 0 turns it off). ``factors``: the calibration the guard
-    caches; else read in that transaction.
+    caches; else read in that transaction. ``tools_tokens``: the counted tool definitions the call
+    carries, which the recalled snippets leave room for (they are not added to the view's figures).
     """
     counter, memory_budget = deps.counter, deps.settings.memory_budget_tokens
     with deps.read_uow() as tx:
@@ -131,8 +133,11 @@ def render_context(
         stored = tx.memories.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
     budget = budget_for(conv, deps.settings.thresholds, factors)
     chosen, block, memory_tokens = _memories(deps, stored, rows, budget)
-    recalled_block, recalled, recall_tokens = recalled_history(deps, conv, rows, budget)
-    counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens + recall_tokens
+    counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens
+    recalled_block, recalled, recall_tokens = recalled_history(
+        deps, conv, rows, budget, counted + tools_tokens
+    )
+    counted += recall_tokens
     if fmt == "openai":
         messages = render_openai(rows, system, block, recalled_block)
         sys_text: str | None = None

@@ -193,7 +193,12 @@ def prepare_context(
 def _render(deps: Dependencies, call: _Call) -> ContextView:
     """The call as it would be sent, the tool definitions counted in."""
     view = render_context(
-        deps, call.conversation_id, system=call.system, fmt=call.fmt, factors=deps.factors()
+        deps,
+        call.conversation_id,
+        system=call.system,
+        fmt=call.fmt,
+        factors=deps.factors(),
+        tools_tokens=call.tools_tokens,
     )
     counted = view.counted_tokens + call.tools_tokens
     return replace(view, counted_tokens=counted, tokens=view.budget.effective(counted))

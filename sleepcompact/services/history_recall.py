@@ -26,12 +26,21 @@ def recall_budget(deps: Dependencies, conv: ConversationRecord) -> int:
 
 
 def recalled_history(
-    deps: Dependencies, conv: ConversationRecord, rows: Sequence[MessageRecord], budget: Budget
+    deps: Dependencies,
+    conv: ConversationRecord,
+    rows: Sequence[MessageRecord],
+    budget: Budget,
+    others: int,
 ) -> tuple[str, list[ArchivedSnippet], int]:
     """The block, the snippets in it and its counted tokens: the best archived matches of the newest user
-    message that fit min(the recall budget, 20% of usable). No search runs when nothing is archived."""
+    message that fit min(the recall budget, 20% of usable) and the room the call's other content
+    (``others``, counted tokens) leaves below the hard threshold. No search runs when nothing is archived.
+
+    Recall is elastic: it only fills room, so it never turns a call into an emergency compaction, and a
+    compaction's own snippets cannot push the call it made room for back over the window."""
     wanted = min(recall_budget(deps, conv), RECALL_SHARE * budget.usable)
-    allowance = math.floor(wanted / budget.safety_factor) - MESSAGE_OVERHEAD
+    headroom = math.floor(budget.hard / budget.safety_factor) - others
+    allowance = min(math.floor(wanted / budget.safety_factor), headroom) - MESSAGE_OVERHEAD
     query = recall_query(rows)
     if allowance <= 0 or not query.strip() or not has_archive(conv.live_messages, conv.next_seq):
         return "", [], 0

@@ -260,12 +260,16 @@ def test_demo_runs_two_nights_on_the_real_worker_and_scheduler(demo_cli: Cli, tm
     # Night 1 compacted every coder on the worker; each ends inside its budget's target.
     for row in (free, pro, model):
         assert row["events"][0].startswith("night 1"), row
-        assert row["tokens_after"] <= row["usable"] // 2 < row["tokens_before"] or row is model
+        assert row["tokens_after"] <= row["usable"] * 0.65 < row["tokens_before"] or row is model
     # Day 2: the worker answered the guard's sleep request; the guard compacted over hard before the call.
     assert any("guard: sleep_requested -> tick" in e for e in pro["events"]), pro["events"]
     assert any("over hard, guard: emergency_compacted" in e for e in free["events"]), free["events"]
     # The assistant's journal became memories, and the move superseded the old home.
     assert assistant["memories_created"] >= 5 and assistant["memories_superseded"] == 1
+    # The free coder's recall tool finds, in the archive, the assertion its context no longer shows.
+    recall = report["recall"]
+    assert recall["conversation_id"] == free["conversation_id"] and recall["call"]["name"] == "search_history"
+    assert any("AssertionError: expected" in line for line in recall["results"]), recall
     assert (tmp_path / "sleepcompact-demo.log").is_file()
     memories = demo_cli.ok("memories", "list", assistant["conversation_id"], "--all", "--json").json()
     assert sum(1 for m in memories if m["invalidated_at"]) == 1

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic, Scripted
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -32,6 +32,19 @@ def test_the_readme_has_python_examples() -> None:
 def test_every_python_block_of_the_readme_runs_as_written(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
+    # The guard's example gets the stand-in's plain reply; in the recall example the model first asks the
+    # archive (a search_history call), then answers.
+    search = {
+        "type": "tool_use",
+        "id": "toolu_recall_1",
+        "name": "search_history",
+        "input": {"query": "invoice.py"},
+    }
+    fake_anthropic.script(
+        Scripted(),
+        Scripted(content=[search], stop_reason="tool_use"),
+        Scripted(text="We read total() in src/billing/invoice.py."),
+    )
     script = "\n\n".join(f"# --- README block {i + 1}\n{block}" for i, block in enumerate(python_blocks()))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLEEPCOMPACT_", "ANTHROPIC_"))}
     env.update(
@@ -48,6 +61,11 @@ def test_every_python_block_of_the_readme_runs_as_written(
     assert lines[0] == "none 56 168000"  # the quick start's check, exactly as its comment says
     assert lines[1].split()[0] == "none"  # the guard's action below soft
     # The model's reply was stored: the request the guard built reached the stand-in with the tools.
-    (request,) = fake_anthropic.message_requests()
-    assert request["tools"][0]["name"] == "read_file"
-    assert request["system"] == "You are a careful coding agent."
+    first, asked, answered = fake_anthropic.message_requests()
+    assert first["tools"][0]["name"] == "read_file"
+    assert first["system"] == "You are a careful coding agent."
+    assert [t["name"] for t in asked["tools"]] == ["read_file", "search_history", "read_archived"]
+    # The recall tool's answer went back to the model as the tool_result of its call.
+    result = answered["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_recall_1"
+    assert "We read total() in src/billing/invoice.py." in lines

@@ -74,9 +74,10 @@ _BATCH_ROUTE = "/v1/messages/batches"
 class Scripted:
     """One scripted reply to ``POST /v1/messages``.
 
-    A 200 answers with a message whose only content block is ``text`` (a summary derived from
-    the request when ``None``).  Any other status answers with an error body of ``error_type``
-    (by default the type the API uses for that status, ``api_error`` for unknown ones).
+    A 200 answers with ``content`` when given (a ``tool_use`` block, say), else with one ``text``
+    block (a summary derived from the request when ``None``). Any other status answers with an error
+    body of ``error_type`` (by default the type the API uses for that status, ``api_error`` for
+    unknown ones).
     """
 
     status: int = 200
@@ -88,6 +89,9 @@ class Scripted:
     error_message: str = "scripted error"
     input_tokens: int | None = None  # usage to report; default: len(request text) // 4
     output_tokens: int | None = None  # default: len(reply text) // 4, at least 1
+    content: list[dict[str, Any]] | None = (
+        None  # the reply's blocks as given (e.g. a tool_use); else ``text``
+    )
 
     def resolved_error_type(self) -> str:
         """The error type of a non-200 reply."""
@@ -341,7 +345,7 @@ class FakeAnthropic:
             "type": "message",
             "role": "assistant",
             "model": params.get("model", "claude-fake"),
-            "content": [{"type": "text", "text": text}],
+            "content": reply.content if reply.content is not None else [{"type": "text", "text": text}],
             "stop_reason": reply.stop_reason,
             "stop_sequence": None,
             "usage": {
