@@ -15,7 +15,7 @@ from sleepcompact.domain.recall import Candidate, Recalled, memory_block, recall
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.domain.rendering import render_anthropic, render_openai
 from sleepcompact.ports import Dependencies
-from sleepcompact.services.history_recall import recalled_history
+from sleepcompact.services.history_recall import recall_allowance, recalled_history
 
 RenderFormat = Literal["anthropic", "openai"]
 
@@ -78,6 +78,7 @@ class ContextView:
         default_factory=list
     )  # archived snippets: seq, snippet; best first
     recall_tokens: int = 0  # counted tokens of the recalled-history block (included in tokens above)
+    recall_reserve: int = 0  # counted tokens that block may take (an emergency compaction leaves room)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what ``sleepcompact context --json`` prints)."""
@@ -138,6 +139,7 @@ def render_context(
         deps, conv, rows, budget, counted + tools_tokens
     )
     counted += recall_tokens
+    reserve = recall_allowance(deps, conv, budget) if rows else 0
     if fmt == "openai":
         messages = render_openai(rows, system, block, recalled_block)
         sys_text: str | None = None
@@ -159,6 +161,7 @@ def render_context(
         current_turn_tokens=current_turn_tokens(rows),
         recalled=[{"seq": r.seq, "snippet": r.snippet} for r in recalled],
         recall_tokens=recall_tokens,
+        recall_reserve=reserve,
     )
 
 

@@ -207,7 +207,10 @@ def _render(deps: Dependencies, call: _Call) -> ContextView:
 def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str) -> PreparedContext:
     """Over hard: compact now, with what is not the conversation's own rows reserved out of the budget."""
     budget = view.budget
-    reserved = budget.effective(call.fixed + view.memory_tokens + view.recall_tokens)
+    # The recalled snippets are chosen after the compaction (it archives what they come from): leave
+    # them their whole allowance, or they would push the compacted call back over the window.
+    recall = max(view.recall_tokens, view.recall_reserve)
+    reserved = budget.effective(call.fixed + view.memory_tokens + recall)
     outcome = _compact_now(deps, call.conversation_id, reserved)
     after = _render(deps, call)
     compaction = outcome.status if outcome else None

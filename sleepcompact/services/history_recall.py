@@ -25,6 +25,13 @@ def recall_budget(deps: Dependencies, conv: ConversationRecord) -> int:
     return deps.settings.recall_budget_tokens if own is None else own
 
 
+def recall_allowance(deps: Dependencies, conv: ConversationRecord, budget: Budget) -> int:
+    """Counted tokens the block may take: min(the recall budget, 20% of usable), in our counter's tokens.
+    An emergency compaction leaves this much room, so the snippets a compaction brings still fit."""
+    wanted = min(recall_budget(deps, conv), RECALL_SHARE * budget.usable)
+    return math.floor(wanted / budget.safety_factor)
+
+
 def recalled_history(
     deps: Dependencies,
     conv: ConversationRecord,
@@ -33,14 +40,13 @@ def recalled_history(
     others: int,
 ) -> tuple[str, list[ArchivedSnippet], int]:
     """The block, the snippets in it and its counted tokens: the best archived matches of the newest user
-    message that fit min(the recall budget, 20% of usable) and the room the call's other content
-    (``others``, counted tokens) leaves below the hard threshold. No search runs when nothing is archived.
+    message that fit ``recall_allowance`` and the room the call's other content (``others``, counted
+    tokens) leaves in the usable budget. No search runs when nothing is archived.
 
-    Recall is elastic: it only fills room, so it never turns a call into an emergency compaction, and a
-    compaction's own snippets cannot push the call it made room for back over the window."""
-    wanted = min(recall_budget(deps, conv), RECALL_SHARE * budget.usable)
-    headroom = math.floor(budget.hard / budget.safety_factor) - others
-    allowance = min(math.floor(wanted / budget.safety_factor), headroom) - MESSAGE_OVERHEAD
+    The block counts like the rest of the call (it can make a call due for compaction, and the compaction
+    leaves room for it); it never pushes a call over the window."""
+    headroom = math.floor(budget.usable / budget.safety_factor) - others
+    allowance = min(recall_allowance(deps, conv, budget), headroom) - MESSAGE_OVERHEAD
     query = recall_query(rows)
     if allowance <= 0 or not query.strip() or not has_archive(conv.live_messages, conv.next_seq):
         return "", [], 0

@@ -72,7 +72,7 @@ def test_check_is_the_decision_alone(guard_memory: Memory) -> None:
     assert guard_memory.check(between).decision == "request_sleep"
     decision = guard_memory.check(over)
     assert decision.decision == "compact_now"
-    assert (decision.usable, decision.soft, decision.hard, decision.target) == (12_000, 8_400, 10_200, 6_000)
+    assert (decision.usable, decision.soft, decision.hard, decision.target) == (12_000, 8_400, 10_200, 7_800)
     assert decision.tokens > decision.hard and decision.percent_of_usable > 100
     with pytest.raises(ConversationNotFound):
         guard_memory.check("conv_missing")
