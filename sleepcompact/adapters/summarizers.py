@@ -34,22 +34,33 @@ class OfflineSummarizer:
 
 
 class CallableSummarizer:
-    """Any ``(prompt) -> str`` function, as the memory-manager seed allows."""
+    """Any ``(prompt) -> str`` function, as the memory-manager seed allows.
+
+    The function usually calls a model elsewhere, so what it is given is redacted like any request
+    (``redaction_key``: the deployment's key, which ``bootstrap`` sets; without it placeholders are
+    stable within one call only)."""
 
     provider = "custom"
 
     def __init__(self, fn: Callable[[str], str], model: str = "custom") -> None:
         self._fn = fn
         self.model = model
+        self.redaction_key: Callable[[], bytes] | None = None
+
+    def _redacted(self, text: str, scope: str) -> str:
+        from sleepcompact.adapters.redaction import Redactor
+
+        key = self.redaction_key() if self.redaction_key is not None else None
+        return Redactor(key=key, scope=scope).redact(text)
 
     def summarize(
         self, request: SummaryInput, prompt: SummaryPrompt, *, deadline: float | None = None
     ) -> SummaryResult:
         """Call the function with the instructions followed by the delimited transcript (once: a custom
         function does its own retrying, if any)."""
-        return SummaryResult(
-            text=self._fn(f"{prompt.system}\n\n{prompt.user}"), provider=self.provider, model=self.model
-        )
+        scope = request.rows[0].conversation_id if request.rows else ""
+        text = self._fn(self._redacted(f"{prompt.system}\n\n{prompt.user}", scope))
+        return SummaryResult(text=text, provider=self.provider, model=self.model)
 
     def rescore(self, texts: Sequence[str]) -> list[int]:
         """Call the function with the rescoring prompt and read one score 1..10 per text from its reply.
@@ -60,7 +71,7 @@ class CallableSummarizer:
         """
         prompt = build_rescoring_prompt(texts)
         try:
-            reply = self._fn(f"{prompt.system}\n\n{prompt.user}")
+            reply = self._fn(self._redacted(f"{prompt.system}\n\n{prompt.user}", ""))
         except LLMError:
             raise
         except Exception as exc:
@@ -68,11 +79,17 @@ class CallableSummarizer:
         return parse_scores(reply, len(texts))
 
 
-def make_summarizer(settings: Settings, count: Callable[[str], int]) -> Summarizer:
-    """The summarizer the settings ask for; one log line says which, and with which model."""
+def make_summarizer(
+    settings: Settings, count: Callable[[str], int], *, redaction_key: Callable[[], bytes] | None = None
+) -> Summarizer:
+    """The summarizer the settings ask for; one log line says which, and with which model.
+
+    ``redaction_key`` gives the deployment's key, read when the first request is redacted."""
     summarizer: Summarizer
     if settings.summarizer == "offline":
         summarizer = OfflineSummarizer(count)
+    elif settings.summarizer == "openai":
+        summarizer = _openai_summarizer(settings, count, redaction_key)
     else:
         if not settings.anthropic_api_key:
             raise InvalidSetting("SLEEPCOMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
@@ -89,7 +106,30 @@ def make_summarizer(settings: Settings, count: Callable[[str], int]) -> Summariz
             redaction=RedactionPolicy(
                 emails=settings.redact_emails, card_numbers=settings.redact_card_numbers
             ),
+            redaction_key=redaction_key,
             count=count,
         )
     log.info("summarizer", provider=summarizer.provider, model=summarizer.model)
     return summarizer
+
+
+def _openai_summarizer(
+    settings: Settings, count: Callable[[str], int], redaction_key: Callable[[], bytes] | None
+) -> Summarizer:
+    """The OpenAI-compatible summarizer; a local server (vLLM, Ollama) needs a base URL, not a key."""
+    if not settings.openai_api_key and not settings.openai_base_url:
+        raise InvalidSetting("SLEEPCOMPACT_SUMMARIZER=openai needs OPENAI_API_KEY or OPENAI_BASE_URL")
+    from sleepcompact.adapters.openai_summarizer import OpenAISummarizer
+    from sleepcompact.adapters.redaction import RedactionPolicy
+    from sleepcompact.adapters.retry import RetryPolicy
+
+    return OpenAISummarizer(
+        api_key=settings.openai_api_key or "not-needed",  # local servers ignore it; the SDK wants one
+        model=settings.summarizer_model,
+        base_url=settings.openai_base_url,
+        timeout_s=settings.summarizer_timeout_s,
+        retry=RetryPolicy(attempts=settings.summarizer_attempts),
+        redaction=RedactionPolicy(emails=settings.redact_emails, card_numbers=settings.redact_card_numbers),
+        redaction_key=redaction_key,
+        count=count,
+    )

@@ -11,7 +11,16 @@ from typing import Annotated
 
 import typer
 
-from sleepcompact.cli import agents, compactions, conversations, demo, evaluation, processes, report
+from sleepcompact.cli import (
+    agents,
+    compactions,
+    conversations,
+    demo,
+    evaluation,
+    mcp_server,
+    processes,
+    report,
+)
 from sleepcompact.cli.common import app
 
 
@@ -45,6 +54,7 @@ __all__ = [
     "demo",
     "evaluation",
     "main",
+    "mcp_server",
     "processes",
     "report",
 ]

@@ -1,0 +1,157 @@
+"""What both framework adapters need from sleepcompact: a ``Memory`` built on first use, conversations
+created on first write, the guard's latest answer, and archiving the newest message (``pop``).
+
+No framework is imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sleepcompact.api import Memory
+from sleepcompact.domain.errors import ConversationNotFound, InvalidSetting
+from sleepcompact.domain.guard import Action
+from sleepcompact.domain.records import CompactionRecord, MessageRecord, logical_order
+from sleepcompact.domain.steps import RowChange
+from sleepcompact.services.clock import new_id, utcnow
+from sleepcompact.services.guard import PreparedContext
+
+POP_STEP = "pop"
+"""The step name of a pop's compaction record (its trigger is ``clear``: a re-run never undoes it)."""
+
+
+class Backing:
+    """Conversations on a ``Memory`` that is built (``Memory.from_env()``) only when first needed.
+
+    ``model`` and ``context_window`` are what a conversation is created with when an adapter writes to
+    one that does not exist yet. ``last_context`` is the guard's latest ``PreparedContext``.
+    """
+
+    def __init__(self, memory: Memory | None, *, model: str | None, context_window: int | None) -> None:
+        self._memory = memory
+        self._lock = threading.Lock()
+        self.model = model
+        self.context_window = context_window
+        self.last_context: PreparedContext | None = None
+
+    @property
+    def memory(self) -> Memory:
+        """The Memory, built from the environment on first use when none was given."""
+        with self._lock:
+            if self._memory is None:
+                self._memory = Memory.from_env()
+            return self._memory
+
+    @property
+    def last_action(self) -> Action | None:
+        """What the guard did on the latest call (``none``, ``sleep_requested``, ``emergency_compacted``,
+        ``fallback_compacted``), or None before the first."""
+        return self.last_context.action if self.last_context is not None else None
+
+    def append_many(self, conversation_id: str, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Append all or none, creating the conversation first when it does not exist."""
+        if not messages:
+            return
+        try:
+            self.memory.append_many(conversation_id, messages, fmt="openai")
+        except ConversationNotFound:
+            self.create(conversation_id)
+            self.memory.append_many(conversation_id, messages, fmt="openai")
+
+    def create(self, conversation_id: str) -> None:
+        """Create the conversation (another process creating it meanwhile is fine)."""
+        mem = self.memory
+        try:
+            mem.create_conversation(
+                self.model, conversation_id=conversation_id, context_window=self.context_window
+            )
+        except InvalidSetting as refused:
+            try:
+                mem.check(conversation_id)  # it exists now: created concurrently, nothing to do
+            except ConversationNotFound:
+                raise refused from None  # the id or a setting was refused: that error says why
+
+    def prepare(
+        self,
+        conversation_id: str,
+        *,
+        system: str | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        create: bool = False,
+    ) -> PreparedContext | None:
+        """The guard's context in OpenAI chat form (``ContextOverflow`` propagates); None when the
+        conversation does not exist and ``create`` is false."""
+        try:
+            ctx = self.memory.prepare_context(conversation_id, system=system, tools=tools, fmt="openai")
+        except ConversationNotFound:
+            if not create:
+                return None
+            self.create(conversation_id)
+            ctx = self.memory.prepare_context(conversation_id, system=system, tools=tools, fmt="openai")
+        self.last_context = ctx
+        return ctx
+
+
+def split_system(
+    messages: list[dict[str, Any]], system: str | None
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """The leading system message's text without the caller's own ``system`` (which the framework
+    sends itself), and the other messages. Stored system messages stay; None when nothing is left."""
+    if not messages or messages[0].get("role") != "system":
+        return None, messages
+    text = str(messages[0].get("content") or "")
+    if system and text.startswith(system):
+        text = text[len(system) :].lstrip("\n")
+    return text or None, messages[1:]
+
+
+def archive_newest(memory: Memory, conversation_id: str) -> tuple[str, dict[str, Any]] | None:
+    """Archive the newest live message (all its live rows) and return the id of the compaction record
+    that did it (``mem.compactions.restore(id)`` brings it back) with the message as it was appended.
+    None when the conversation is missing or has no live message. Nothing is deleted."""
+    with memory.admin.uow() as uow:
+        conv = uow.conversations.get(conversation_id)
+        live = uow.conversations.live_messages(conversation_id) if conv is not None else []
+        if conv is None or not live:
+            return None
+        newest = logical_order(live)[-1]
+        first = newest.seq - newest.part  # a message's parts have consecutive seqs, part 0 first
+        rows = [m for m in live if m.seq - m.part == first]
+        head = uow.conversations.message_by_seq(conversation_id, first)
+        original = _original(head, rows)
+        cid = new_id("cmp")
+        tokens = sum(m.live_tokens for m in rows)
+        record = CompactionRecord(
+            id=cid,
+            conversation_id=conversation_id,
+            trigger="clear",
+            status="applied",
+            steps=[{"step": POP_STEP, "tokens_saved": tokens, "messages": 1}],
+            first_seq=rows[0].seq,
+            last_seq=rows[-1].seq,
+            messages_affected=len(rows),
+            tokens_before=conv.live_tokens,
+            tokens_after=conv.live_tokens - tokens,
+            created_at=utcnow(),
+            snapshot_epoch=conv.compaction_epoch,
+        )
+        if not uow.conversations.bump_epoch(conversation_id, conv.compaction_epoch):
+            raise InvalidSetting("the conversation changed during pop_item; try again")
+        changes = [RowChange(m.id, m.seq, "archived", m.live_content, m.live_tokens, POP_STEP) for m in rows]
+        prior = uow.compactions.apply_changes(cid, changes)
+        uow.compactions.add(record, meta={"prior": prior})
+        uow.conversations.recount(conversation_id)
+        uow.commit()
+    return cid, original
+
+
+def _original(head: MessageRecord | None, rows: list[MessageRecord]) -> dict[str, Any]:
+    """The message as appended; a row written by compaction (a summary) has no original: its view."""
+    if head is not None and head.raw is not None:
+        loaded = json.loads(head.raw)
+        if isinstance(loaded, dict):
+            return loaded
+    return {"role": rows[0].role, "content": rows[0].view}
