@@ -14,6 +14,7 @@ from rich.table import Table
 
 from sleepcompact.cli.common import JsonFlag, app, console, errors, memory, show
 from sleepcompact.evaluation import POLICIES, PolicyResult
+from sleepcompact.evaluation.cost import Pricing
 from sleepcompact.evaluation.qa.dataset import memorybank_qa, synthetic_qa, write_qa
 from sleepcompact.evaluation.qa.run import QA_POLICIES, QAResult
 from sleepcompact.logs import configure_logging
@@ -41,14 +42,27 @@ def eval_(
         int | None,
         typer.Option(help="With --qa: sleepcompact's recall budget in tokens (default: the setting)."),
     ] = None,
+    input_price: Annotated[float, typer.Option(min=0, help="Input price, USD per million tokens.")] = 3.00,
+    output_price: Annotated[
+        float, typer.Option(min=0, help="Output price (the summarizer's), USD per million tokens.")
+    ] = 15.00,
+    cache_ttl: Annotated[
+        float, typer.Option(min=0, help="Prompt-cache TTL in seconds (300; above 300 writes cost 2x).")
+    ] = 300.0,
+    call_gap: Annotated[
+        float, typer.Option(min=0, help="Seconds between calls when the log gives no time (sent_at).")
+    ] = 30.0,
     as_json: JsonFlag = False,
 ) -> None:
     """Replay each conversation message by message under each policy; compare peak tokens, overflows,
-    compactions, summarizer tokens and forward-reference recall (and where each recalled identifier
-    was). With ``--qa``: ask each conversation's questions at its end; is the answer in the context, and
-    in the recall tool's first page?"""
+    compactions, summarizer tokens, forward-reference recall (and where each recalled identifier
+    was) and the run's cost with prompt-cache pricing. With ``--qa``: ask each conversation's questions
+    at its end; is the answer in the context, and in the recall tool's first page?"""
     if not window:
         raise typer.BadParameter("give at least one --window", param_hint="--window")
+    pricing = Pricing(
+        input_price=input_price, output_price=output_price, ttl_seconds=cache_ttl, call_gap=call_gap
+    )
     if (qa is None) == (not files):
         raise typer.BadParameter("give conversation files, or --qa FILE (not both)", param_hint="FILES")
     known = QA_POLICIES if qa is not None else POLICIES
@@ -78,7 +92,8 @@ def eval_(
     if qa is not None:
         show({str(w): rs for w, rs in qa_results.items()}, as_json, lambda: _each(qa_results, _qa_table))
     else:
-        show({str(w): rs for w, rs in results.items()}, as_json, lambda: _each(results, _table))
+        priced = {str(w): [r.to_dict(pricing) for r in rs] for w, rs in results.items()}
+        show(priced, as_json, lambda: _each(results, lambda w, rs: _table(w, rs, pricing)))
 
 
 def _each(results: dict[int, list[T]], table: Callable[[int, list[T]], None]) -> None:
@@ -145,7 +160,7 @@ def _qa_table(window: int, results: list[QAResult]) -> None:
     console().print(table)
 
 
-def _table(window: int, results: list[PolicyResult]) -> None:
+def _table(window: int, results: list[PolicyResult], pricing: Pricing) -> None:
     first = results[0]
     table = Table(title=f"window {window:,}: {first.conversations} conversations, {first.calls} calls")
     columns = ["policy", "peak", "overflows", "recall", "1-5", "6-20", "21-100", ">100"]
@@ -174,3 +189,29 @@ def _table(window: int, results: list[PolicyResult]) -> None:
         by_place = r.to_dict()["references_by_place"]
         places.add_row(r.policy, *(f"{by_place[n]:,}" for n in names))
     console().print(places)
+    _cost_table(window, results, pricing)
+
+
+def _cost_table(window: int, results: list[PolicyResult], pricing: Pricing) -> None:
+    """Each policy's run priced (USD): the agent's input with the prompt cache, and the summarizer."""
+    title = (
+        f"window {window:,}: cost in USD (input ${pricing.input_price:g}/MTok, output "
+        f"${pricing.output_price:g}/MTok, cache TTL {pricing.ttl_seconds:g}s)"
+    )
+    table = Table(title=title)
+    columns = ("policy", "per 100 calls", "total", "input", "input, no cache", "summarizer")
+    for col in (*columns, "hit ratio", "between compactions"):
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for r in results:
+        c = r.cost(pricing)
+        table.add_row(
+            r.policy,
+            f"{c.per_100_calls:.3f}",
+            f"{c.total_cost:.3f}",
+            f"{c.input_cost:.3f}",
+            f"{c.input_cost_no_cache:.3f}",
+            f"{c.summarizer_cost:.3f}",
+            f"{c.hit_ratio:.3f}",
+            f"{c.hit_ratio_between:.3f}",
+        )
+    console().print(table)

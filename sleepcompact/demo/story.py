@@ -162,7 +162,7 @@ def _record(row: DemoRow, result: TickResult | None, prefix: str) -> None:
     row.memories_created += consolidation.created
     row.memories_superseded += consolidation.superseded
     if compaction.status == "applied":
-        why = " (>100 messages)" if result.trigger == "entry count" else ""
+        why = " (entry count)" if result.trigger == "entry count" else ""
         row.events.append(f"{prefix}{why}: {'+'.join(compaction.steps or ()) or 'compacted'}")
         row.summary_tokens += compaction.summary_tokens or 0
         row.compaction_id = compaction.compaction_id or row.compaction_id

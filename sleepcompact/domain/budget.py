@@ -103,6 +103,13 @@ class Budget:
         return round(100.0 * self.effective(counted_tokens) / self.usable, 1) if self.usable else 100.0
 
 
+def entry_count_due(live_messages: int, tokens: int, budget: Budget, trigger: int, floor: float) -> bool:
+    """Whether the entry-count trigger fires: more than ``trigger`` live messages (0: off), and ``tokens``
+    (model tokens) at least ``floor`` x the soft threshold, so a large window is never summarized while
+    nearly empty (at 100 messages a 200k conversation can be at a fraction of a percent of its budget)."""
+    return trigger > 0 and live_messages > trigger and tokens >= floor * budget.soft
+
+
 def resolve_window(model: str, plan: str | None, context_window: int | None) -> int:
     """The window a conversation gets: an explicit one, else the model's, capped by its plan."""
     spec = model_spec(model)

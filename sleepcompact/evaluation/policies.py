@@ -22,6 +22,7 @@ from sleepcompact.domain.messages import content_text, normalize, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, SummaryPrompt, prepared_prompt
 from sleepcompact.domain.records import MessageRecord, live_record, new_rows
 from sleepcompact.domain.summary import offline_summary
+from sleepcompact.evaluation.cache import Request, RequestBlocks, rows_request
 from sleepcompact.ports import SummaryResult
 
 POLICIES = ("truncate", "mask-then-summarize-all", "summarize-only", "sleepcompact")
@@ -34,13 +35,14 @@ PLACES = ("live", "ledger", "labelled in summary", "summary text", "recalled sni
 
 @dataclass
 class Seen:
-    """What the model got for one call: its tokens (counted), its text (for recall), and that text by
-    place (``PLACES``)."""
+    """What the model got for one call: its tokens (counted), its text (for recall), that text by
+    place (``PLACES``), and the request as blocks for the prompt-cache model (None: not measured)."""
 
     tokens: int
     text: str
     overflow: bool = False
     places: dict[str, str] = field(default_factory=dict)
+    request: Request | None = None
 
     def place_of(self, identifier: str) -> str | None:
         """The most direct place the identifier is in (None when it is not in the context)."""
@@ -70,12 +72,15 @@ def split_places(live: str, summaries: str) -> dict[str, str]:
 
 @dataclass
 class Costs:
-    """Compactions by trigger, tokens saved by step, and the summarizer's input and output tokens."""
+    """Compactions by trigger, tokens saved by step, and the summarizer's input and output tokens (of
+    which ``deferred_in`` and ``deferred_out`` were spent at sleep ticks, off the request path)."""
 
     compactions: dict[str, int] = field(default_factory=dict)
     saved_by_step: dict[str, int] = field(default_factory=dict)
     summarizer_in: int = 0
     summarizer_out: int = 0
+    deferred_in: int = 0
+    deferred_out: int = 0
 
     def add(self, trigger: str, step: str, saved: int) -> None:
         """Count one compaction step."""
@@ -137,6 +142,10 @@ class Policy(Protocol):
 
     def tick(self) -> None: ...
 
+    def applied(self) -> int:
+        """Compactions applied so far (what changed between two calls tells the cache model)."""
+        ...
+
 
 class _Rows:
     """A baseline's context: rows with sleepcompact's row model and token counts."""
@@ -169,7 +178,12 @@ class _Rows:
         live = "\n".join(content_text(r.view) for r in self.rows if r.kind != "summary")
         summaries = "\n".join(content_text(r.view) for r in self.rows if r.kind == "summary")
         text = "\n".join(content_text(r.view) for r in self.rows)
-        return Seen(tokens, text, overflow=tokens > self.budget.usable, places=split_places(live, summaries))
+        places = split_places(live, summaries)
+        return Seen(tokens, text, tokens > self.budget.usable, places, rows_request(self.rows))
+
+    def applied(self) -> int:
+        """Compactions applied so far (a mask and a summary in one call are two)."""
+        return sum(self.costs.compactions.values())
 
     def tick(self) -> None:
         """The baselines have no sleep: they act only when a call would not fit."""
@@ -264,9 +278,10 @@ class MaskThenSummarizeAll(_Rows):
         return self.seen()
 
 
-def context_seen(memory: Any, conversation_id: str) -> Seen:
+def context_seen(memory: Any, conversation_id: str, blocks: RequestBlocks | None = None) -> Seen:
     """What the guard gives the next call: the rendered system prompt and messages (the system prompt is
-    rendered apart from the messages, and an identifier it holds is in context like any other)."""
+    rendered apart from the messages, and an identifier it holds is in context like any other); with
+    ``blocks``, the request as blocks too."""
     try:
         view, overflow = memory.prepare_context(conversation_id).view, False
     except ContextOverflow:
@@ -282,6 +297,7 @@ def context_seen(memory: Any, conversation_id: str) -> Seen:
         text,
         overflow=overflow or view.counted_tokens > view.budget.usable,
         places=places,
+        request=blocks.rendered(view.system, view.messages) if blocks is not None else None,
     )
 
 
@@ -308,12 +324,17 @@ class Sleepcompact:
         self.summarizer = summarizer
         self.costs = Costs()
         self._ticks = 0
+        self._blocks = RequestBlocks(memory.admin.counter.count)
 
     def append(self, message: Mapping[str, Any]) -> None:
         self.memory.append(self.cid, dict(message))
 
     def before_call(self) -> Seen:
-        return context_seen(self.memory, self.cid)
+        return context_seen(self.memory, self.cid, self._blocks)
+
+    def applied(self) -> int:
+        """Compactions applied so far: the conversation's compaction epoch (one indexed read)."""
+        return int(self.memory.admin.conversation(self.cid).compaction_epoch)
 
     def find(self, identifier: str) -> bool:
         """Whether the recall tool's search would bring the identifier back (its first page)."""
@@ -322,7 +343,11 @@ class Sleepcompact:
 
     def tick(self) -> None:
         self._ticks += 1
+        before = self.summarizer.input_tokens, self.summarizer.output_tokens
         self.memory.sleep.tick(self.cid, f"eval-{self._ticks}")
+        # What a tick's compaction asks of the summarizer is off the request path (batch-priced).
+        self.costs.deferred_in += self.summarizer.input_tokens - before[0]
+        self.costs.deferred_out += self.summarizer.output_tokens - before[1]
 
     def finish(self) -> None:
         """Read the costs back from the compaction records."""

@@ -6,6 +6,10 @@ was it in the context the model saw just before that assistant message? The mode
 what it was shown, so this is what a context policy decides. A call over the usable budget is refused
 by the API, so its references count as missed. Reported overall and by how many messages back the
 identifier was introduced.
+
+Every call is also priced (``evaluation.cost``): its request against the previous one, for the
+provider's prompt cache (``evaluation.cache``), with the time between them from the messages'
+``sent_at`` when they carry one.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sleepcompact.domain.budget import Budget, Thresholds, make_budget, output_reserve_for
 from sleepcompact.domain.identifiers import extract_identifiers
+from sleepcompact.evaluation.cache import CallLog, CallRecord, Request
+from sleepcompact.evaluation.cost import PolicyCost, Pricing, SummarizerTokens, price
 from sleepcompact.evaluation.policies import (
     PLACES,
     POLICIES,
@@ -64,6 +71,8 @@ class PolicyResult:
     # Where each reference was: a place of the context (``PLACES``), "only via search" (not in the
     # context, but the recall tool finds it), or "missed".
     by_place: dict[str, int] = field(default_factory=dict)
+    # Every call as the prompt cache saw it, for ``cost`` (kept out of ``to_dict``: one per call).
+    call_log: list[CallRecord] = field(default_factory=list, repr=False)
 
     @property
     def recall(self) -> float:
@@ -78,9 +87,23 @@ class PolicyResult:
             self.costs.saved_by_step[k] = self.costs.saved_by_step.get(k, 0) + v
         self.costs.summarizer_in += costs.summarizer_in
         self.costs.summarizer_out += costs.summarizer_out
+        self.costs.deferred_in += costs.deferred_in
+        self.costs.deferred_out += costs.deferred_out
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
+    def cost(self, pricing: Pricing | None = None) -> PolicyCost:
+        """The run priced: the agent's input with the prompt cache, and the summarizer (sleep ticks'
+        share at the batch price)."""
+        c = self.costs
+        tokens = SummarizerTokens(
+            urgent_in=c.summarizer_in - c.deferred_in,
+            urgent_out=c.summarizer_out - c.deferred_out,
+            deferred_in=c.deferred_in,
+            deferred_out=c.deferred_out,
+        )
+        return price(self.call_log, tokens, pricing or Pricing())
+
+    def to_dict(self, pricing: Pricing | None = None) -> dict[str, Any]:
+        """JSON-ready; ``cost`` priced with ``pricing`` (default: ``Pricing()``)."""
         return {
             "policy": self.policy,
             "conversations": self.conversations,
@@ -100,6 +123,9 @@ class PolicyResult:
             "tokens_saved_by_step": dict(self.costs.saved_by_step),
             "summarizer_input_tokens": self.costs.summarizer_in,
             "summarizer_output_tokens": self.costs.summarizer_out,
+            "summarizer_deferred_input_tokens": self.costs.deferred_in,
+            "summarizer_deferred_output_tokens": self.costs.deferred_out,
+            "cost": self.cost(pricing).to_dict(),
         }
 
 
@@ -117,6 +143,7 @@ def replay(
 ) -> None:
     """Feed ``messages`` to ``policy`` as a live agent would, measuring every assistant call."""
     first_seen: dict[str, int] = {}
+    log, applied, last_time = CallLog(), _applied(policy), None
     for j, message in enumerate(messages):
         text = all_text(message.get("content"))
         found = set(extract_identifiers(text)) if text else set()
@@ -126,6 +153,12 @@ def replay(
             result.peak_tokens = max(result.peak_tokens, seen.tokens)
             failed = seen.overflow or seen.tokens > usable
             result.overflows += int(failed)
+            now, was = _sent_at(message), applied
+            applied = _applied(policy)  # read after the call's own compaction, which changes its request
+            gap = _seconds_between(last_time, now)
+            request = seen.request or Request((hash(seen.text),), (seen.tokens,))
+            log.call(request, tokens=seen.tokens, gap=gap, compacted=applied != was, refused=failed)
+            last_time = now
             for ident in sorted(found):
                 if ident not in first_seen:
                     continue
@@ -137,11 +170,37 @@ def replay(
                 bucket[1] += 1
                 result.references += 1
                 result.recalled += int(hit)
-        policy.append(message)
+        policy.append({k: v for k, v in message.items() if k != "sent_at"})
         for ident in found:
             first_seen.setdefault(ident, j)
         if tick_every and (j + 1) % tick_every == 0:
             policy.tick()
+    result.call_log.extend(log.calls)
+
+
+def _applied(policy: Policy) -> int:
+    """Compactions the policy has applied so far (a policy that does not say: none)."""
+    applied = getattr(policy, "applied", None)
+    return int(applied()) if callable(applied) else 0
+
+
+def _seconds_between(earlier: datetime | None, later: datetime | None) -> float | None:
+    """Seconds from one message's time to the next (None when either is unknown or they cannot be
+    compared: one with a time zone, one without)."""
+    if earlier is None or later is None or (earlier.tzinfo is None) != (later.tzinfo is None):
+        return None
+    return max(0.0, (later - earlier).total_seconds())
+
+
+def _sent_at(message: Mapping[str, Any]) -> datetime | None:
+    """The message's time, when the log gives one (``sent_at``: ISO 8601 text or a datetime)."""
+    sent = message.get("sent_at")
+    if isinstance(sent, datetime):
+        return sent
+    try:
+        return datetime.fromisoformat(sent) if isinstance(sent, str) else None
+    except ValueError:
+        return None
 
 
 def _fallback(policy: Policy, identifier: str) -> str:

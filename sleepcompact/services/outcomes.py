@@ -143,6 +143,7 @@ def compaction_fields(
         "tokens_after": out.tokens_after,
         "tokens_saved": max(0, out.tokens_before - out.tokens_after) if applied else 0,
         "percent_of_usable": reporter.budget.percent_of_usable(out.tokens_after),
+        "token_basis": "calibrated",  # tokens_*: model tokens; llm_*_tokens: what the provider reported
         "steps": list(dict.fromkeys(s["step"] for s in out.steps)),
         "steps_saved": steps_saved,
         "duration_ms": int((time.monotonic() - reporter.started) * 1000),

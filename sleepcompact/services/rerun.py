@@ -21,7 +21,7 @@ from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, prepared_pr
 from sleepcompact.domain.records import CompactionRecord
 from sleepcompact.ports import Dependencies, UnitOfWork
 from sleepcompact.services import leases
-from sleepcompact.services.compaction import CompactRequest, compact
+from sleepcompact.services.compaction import CompactRequest, compact, instructions_for
 from sleepcompact.services.context import budget_for
 from sleepcompact.services.history import restore
 from sleepcompact.services.outcomes import CompactionOutcome
@@ -110,13 +110,15 @@ def preview(
     )
     budget = budget_for(conv, deps.settings.thresholds, factors)
     snapshot = Snapshot(cid, conv.compaction_epoch, conv.next_seq - 1, tuple(live), remaining)
-    p = plan(snapshot, budget, conversation_policy(conv, deps.policy), counter.count, force_summary=True)
+    policy = conversation_policy(conv, deps.policy)
+    p = plan(snapshot, budget, policy, counter.count, force_summary=True)
     new_summary: str | None = None
     if p.summary is not None:
         previous = p.summary.previous
         body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
         inp = SummaryInput(p.summary.rows, body, p.summary.max_tokens)
-        narrative, prompt, ledger = prepared_prompt(inp, counter.count)
+        instructions = instructions_for(deps, conv.tenant_id, policy, None)
+        narrative, prompt, ledger = prepared_prompt(inp, counter.count, instructions)
         new_summary = with_ledger(deps.summarizer.summarize(narrative, prompt).text, ledger)
     return RerunPreview(
         conversation_id=cid,

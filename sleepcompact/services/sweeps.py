@@ -3,7 +3,9 @@
 Each batch is its own short transaction: select due ids, record their ticks as ``queued`` (the unique
 (conversation_id, tick_key) drops any a previous sweep already queued), commit, and only then
 enqueue. A crash between commit and enqueue leaves a ``queued`` tick with no message; the next sweep
-finds it stale and enqueues it again, and the tick itself is idempotent, so nothing runs twice.
+finds it stale and enqueues it again, and the tick itself is idempotent, so nothing runs twice. A tick
+left ``running`` by a worker that died whole (no child left to report it lost) is re-sent the same way
+once its lease has run out (``_requeue_stale``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sleepcompact.config import Settings, nightly_time
+from sleepcompact.domain.budget import entry_count_due
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.schedule import Night, TickRecord, idle_key, night_of, request_key
 from sleepcompact.logs import get_logger
@@ -99,10 +102,16 @@ def _send(
 
 
 def _requeue_stale(deps: Dependencies, queue: TaskQueue, now: datetime, report: _Tally) -> None:
+    """Re-send ticks whose message was lost (queued past the broker's visibility timeout) and ticks
+    whose worker died (running past the lease, which outlasts the hard time limit: no live run is
+    that old). So a tick whose whole worker was killed runs again within ``lease_seconds`` plus one
+    idle sweep interval of its start, even on a broker that never redelivers (Kombu's SQLAlchemy
+    transport); the tick key makes a second delivery (Redis's own redelivery) a no-op."""
     settings = deps.settings
-    older_than = now - timedelta(seconds=settings.visibility_timeout)
+    queued_before = now - timedelta(seconds=settings.visibility_timeout)
+    running_before = now - timedelta(seconds=settings.lease_seconds)
     with deps.uow() as uow:
-        stale = uow.ticks.stale(older_than, settings.sweep_batch_size)
+        stale = uow.ticks.stale(queued_before, running_before, settings.sweep_batch_size)
         uow.ticks.requeue(stale, now)
         uow.commit()
     for conversation_id, key in stale:
@@ -163,8 +172,11 @@ def sweep_idle(deps: Dependencies, queue: TaskQueue, *, now: datetime) -> SweepR
                 orders.append((conv.id, request_key(conv.sleep_requested_at)))
                 continue
             budget = budget_for(conv, settings.thresholds, factors)
-            too_many = settings.entry_trigger > 0 and conv.live_messages > settings.entry_trigger
-            if budget.effective(conv.live_tokens) > budget.soft or too_many:
+            tokens = budget.effective(conv.live_tokens)
+            too_many = entry_count_due(
+                conv.live_messages, tokens, budget, settings.entry_trigger, settings.entry_trigger_floor
+            )
+            if tokens > budget.soft or too_many:
                 orders.append((conv.id, idle_key(conv.last_activity_at)))
         if orders:
             _send(deps, queue, orders, now, report)

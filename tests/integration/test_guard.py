@@ -89,7 +89,9 @@ def test_below_soft_the_guard_reads_renders_and_writes_nothing(
     # The system prompt and the tool definitions count against the budget.
     bare = guard_memory.prepare_context(cid)
     assert ctx.tokens > bare.tokens
-    assert ctx.request() == {"system": SYSTEM, "messages": ctx.messages, "tools": TOOLS}
+    request = ctx.request()  # with its prompt-cache breakpoints (the default)
+    assert request["system"] == [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    assert request["tools"] == TOOLS and len(request["messages"]) == len(ctx.messages)
     assert anthropic_problems(ctx.messages) == []
     openai = guard_memory.prepare_context(cid, system=SYSTEM, fmt="openai")
     assert openai.messages[0] == {"role": "system", "content": SYSTEM} and "system" not in openai.request()

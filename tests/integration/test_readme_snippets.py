@@ -63,7 +63,10 @@ def test_every_python_block_of_the_readme_runs_as_written(
     # The model's reply was stored: the request the guard built reached the stand-in with the tools.
     first, asked, answered = fake_anthropic.message_requests()
     assert first["tools"][0]["name"] == "read_file"
-    assert first["system"] == "You are a careful coding agent."
+    # With its prompt-cache breakpoint (the default, 5 minutes): the system prompt caches the tools too.
+    assert first["system"] == [
+        {"type": "text", "text": "You are a careful coding agent.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert [t["name"] for t in asked["tools"]] == ["read_file", "search_history", "read_archived"]
     # The recall tool's answer went back to the model as the tool_result of its call.
     result = answered["messages"][-1]["content"][0]

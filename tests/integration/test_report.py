@@ -50,10 +50,10 @@ def _life(memory: Memory) -> tuple[str, list[str], dict[str, int]]:
         {"role": "assistant", "content": "Looking into it."},
     ]
     ids, before = [], {}
-    for chunk in ([*opening, *msgs[:a]], msgs[a:b], msgs[b:]):
+    for n, chunk in enumerate(([*opening, *msgs[:a]], msgs[a:b], msgs[b:])):
         memory.append_many(cid, chunk)
         last = _last_seq(memory, cid)
-        outcome = memory.compactions.compact(cid)
+        outcome = memory.compactions.compact(cid, force=n == 1)  # the middle one summarizes
         assert outcome.status == "applied", outcome.reason
         assert outcome.compaction_id is not None
         ids.append(outcome.compaction_id)

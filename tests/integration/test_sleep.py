@@ -128,15 +128,18 @@ def test_the_same_tick_run_five_times_changes_the_database_once(memory: Memory, 
     assert db_snapshot(memory) == once
 
 
-def test_the_entry_count_trigger_compacts_a_long_but_small_conversation(memory: Memory) -> None:
-    cid = memory.create_conversation("claude-sonnet-4-5")
-    for i in range(60):
-        memory.append(cid, {"role": "user", "content": f"ping {i}"})
-        memory.append(cid, {"role": "assistant", "content": f"pong {i}"})
-    result = memory.sleep.tick(cid, "idle-1")
-    assert result.trigger == "entry count"
-    assert result.compaction.status == "applied"
-    assert memory.admin.conversation(cid).live_messages < 100
+def test_the_entry_count_trigger_compacts_a_long_but_small_conversation(database_url: str) -> None:
+    # Off by default; on, with its floor at 0, it compacts a conversation at a fraction of a percent.
+    settings = Settings(database_url=database_url, entry_trigger=100, entry_trigger_floor=0.0)
+    with Memory(settings, auto_migrate=True) as memory:
+        cid = memory.create_conversation("claude-sonnet-4-5")
+        for i in range(60):
+            memory.append(cid, {"role": "user", "content": f"ping {i}"})
+            memory.append(cid, {"role": "assistant", "content": f"pong {i}"})
+        result = memory.sleep.tick(cid, "idle-1")
+        assert result.trigger == "entry count"
+        assert result.compaction.status == "applied"
+        assert memory.admin.conversation(cid).live_messages < 100
 
 
 def _diary(days: int = 12) -> dict[str, Any]:

@@ -130,7 +130,7 @@ def _sonnet_budget() -> Budget:
 
 def test_default_thresholds() -> None:
     t = Thresholds()
-    assert (t.soft, t.hard, t.target) == (0.70, 0.85, 0.50)
+    assert (t.soft, t.hard, t.target) == (0.70, 0.85, 0.65)
 
 
 def test_make_budget_usable_hard_and_target() -> None:
@@ -139,7 +139,7 @@ def test_make_budget_usable_hard_and_target() -> None:
     assert b.output_reserve == 32_000
     assert b.usable == 168_000
     assert b.hard == 142_800
-    assert b.target == 84_000
+    assert b.target == 109_200
     assert b.safety_factor == 1.15
 
 
