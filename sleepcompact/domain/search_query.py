@@ -361,6 +361,6 @@ def snippet(text: str, terms: tuple[Term, ...] | SearchQuery, width: int = 240) 
     first, last = _densest(found, width)
     slack = max(0, width - (last - first))
     start = max(0, first - slack // 2)
-    end = min(len(flat), max(last, start + width))
+    end = min(len(flat), start + width)  # a matched term longer than width is cut too
     start = max(0, min(start, end - width))
     return _cut(flat, start, end)

@@ -25,16 +25,17 @@ class TickRepository(Protocol):
         """Mark a tick running (creating it if needed); False when it is already done."""
         ...
 
-    def finish(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> None:
-        """Record a finished tick (the conversation's last sleep moves on)."""
+    def finish(self, conversation_id: str, tick_key: str, result: dict[str, Any], now: datetime) -> bool:
+        """Record a finished tick (the conversation's last sleep moves on); False, writing nothing, when
+        another delivery already finished it."""
         ...
 
     def queue(self, orders: Sequence[tuple[str, str]], now: datetime) -> list[tuple[str, str]]:
         """Record ticks as queued; returns the (conversation_id, tick_key) pairs that were new."""
         ...
 
-    def stale(self, older_than: datetime, limit: int) -> list[tuple[str, str]]:
-        """Ticks queued or running since before ``older_than``."""
+    def stale(self, queued_before: datetime, running_before: datetime, limit: int) -> list[tuple[str, str]]:
+        """Ticks queued since before ``queued_before``, or running since before ``running_before``."""
         ...
 
     def requeue(self, orders: Sequence[tuple[str, str]], now: datetime) -> None:

@@ -44,6 +44,15 @@ class Result:
         assert self.returncode == 0, self.describe()
         return json.loads(self.stdout)
 
+    def typed_error(self) -> str:
+        """The line a typed error prints: exit status 1, nothing on stdout, exactly one line on stderr,
+        ``error: ...``. A raw traceback (an exception the CLI did not turn into a typed error) fails."""
+        assert self.returncode == 1, self.describe()
+        assert self.stdout == "", self.describe()
+        lines = self.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), self.describe()
+        return lines[0]
+
     def describe(self) -> str:
         command = " ".join(("sleepcompact", *self.args))
         return f"{command} -> {self.returncode}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}"

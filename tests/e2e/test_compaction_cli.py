@@ -67,11 +67,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(cli: Cli, sqlite_url: str) -
 
 def test_compact_unknown_conversation_fails_clearly(cli: Cli) -> None:
     result = cli.run("compact", "conv_does_not_exist", "--json")
-    assert result.returncode != 0, result.describe()
-    assert "unknown conversation" in result.stderr
-    assert "conv_does_not_exist" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stdout == ""
+    assert result.typed_error() == "error: unknown conversation: 'conv_does_not_exist'"
 
 
 def test_compact_history_search_and_restore(cli: Cli, sqlite_url: str) -> None:
@@ -151,8 +147,7 @@ def test_check_prints_the_guards_decision_and_writes_nothing(cli: Cli, sqlite_ur
     text = cli.ok("check", cid).stdout
     assert text.startswith("compact_now:") and "6,000 usable" in text
     assert cli.ok("history", cid, "--json").json() == []
-    missing = cli.run("check", "conv_missing")
-    assert missing.returncode != 0 and "conv_missing" in missing.stderr
+    assert cli.run("check", "conv_missing").typed_error() == "error: unknown conversation: 'conv_missing'"
 
 
 def test_rerun_dry_run_then_rerun(cli: Cli, sqlite_url: str) -> None:
@@ -170,4 +165,4 @@ def test_rerun_dry_run_then_rerun(cli: Cli, sqlite_url: str) -> None:
     both = cli.run("rerun", cid, "--compaction", first)
     assert both.returncode != 0
     missing = cli.run("rerun", "--compaction", "cmp_missing")
-    assert missing.returncode != 0 and "cmp_missing" in missing.stderr
+    assert missing.typed_error() == "error: unknown compaction: 'cmp_missing'"

@@ -126,7 +126,9 @@ def test_compaction_keeps_everything_and_restores_exactly(
     stats = memory.stats(cid)
     history = memory.compactions.history(cid)
     if stats.tokens > stats.target:
-        assert history and history[-1].status == "stalled", (outcome.status, outcome.reason)
+        # Still over target: it backed off (stalled), or its summary was no shorter than what it would
+        # replace and nothing was applied (failed, recorded, the conversation untouched).
+        assert history and history[-1].status in ("stalled", "failed"), (outcome.status, outcome.reason)
     _assert_live_tokens_add_up(memory, cid)
 
     if outcome.status == "applied":

@@ -10,6 +10,7 @@ import json
 import os
 import urllib.request
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sleepcompact import Memory, Settings, telemetry
 from sleepcompact.adapters.metrics import Metrics, start_metrics_server
 from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.services.clock import utcnow
 from tests.support.fake_anthropic import FakeAnthropic, Scripted
 from tests.support.processes import Process, children_of, wait_for
 from tests.support.queues import RecordingQueue
@@ -61,7 +63,9 @@ def test_compactions_guard_calls_and_ticks_are_counted(sqlite_url: str, metrics:
         mem.prepare_context(emergency)
         mem.prepare_context(emergency)  # now under soft: a plain read
         ticked = _coding(mem)
-        mem.sleep.tick_now([ticked], "night-1", queue=RecordingQueue())
+        with mem.admin.uow() as uow:  # queued by a sweep five minutes ago, as a busy broker would leave it
+            uow.ticks.queue([(ticked, "night-1")], utcnow() - timedelta(minutes=5))
+            uow.commit()
         mem.sleep.run_tick(ticked, "night-1")
         mem.sleep.run_tick(ticked, "night-1")  # already done
     finally:
@@ -83,7 +87,8 @@ def test_compactions_guard_calls_and_ticks_are_counted(sqlite_url: str, metrics:
     assert value("sleepcompact_sleep_ticks_total", {"outcome": "done"}) == 1
     assert value("sleepcompact_sleep_ticks_total", {"outcome": "already_done"}) == 1
     assert value("sleepcompact_queue_lag_seconds_count") == 1  # the repeat waited in no queue
-    assert value("sleepcompact_queue_lag_seconds_sum") >= 0
+    assert value("sleepcompact_queue_lag_seconds_sum") >= 300  # the five minutes it waited, observed
+    assert value("sleepcompact_compaction_seconds_sum", {"trigger": "manual"}) > 0  # real work took time
 
 
 def test_llm_latency_tokens_and_cost_are_counted_per_model(
