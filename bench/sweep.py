@@ -1,0 +1,168 @@
+"""The nightly sweep's selection at fleet scale: the row-value keyset against the OR keyset it replaced.
+
+.venv/bin/python -m bench.sweep            # PostgreSQL, 1,000,000 conversations, 10,000 due (about 2 minutes)
+.venv/bin/python -m bench.sweep --small    # also 10,000 and 100,000 conversations on SQLite and PostgreSQL
+
+Rows are generated with SQL (``generate_series`` on PostgreSQL, a recursive CTE on SQLite), never a Python
+loop. One conversation in a hundred was active since its last sleep (due); the rest slept after their
+last activity. Both selections page in batches of 500 through ``SqlTicks.due_nightly``'s cursor
+protocol; the old one is rebuilt here from its OR condition, filtering due rows in Python as it did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import and_, create_engine, or_, select, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from bench.ladder import cpu_model
+from bench.results import publish
+from sleepcompact.store.migrate import upgrade
+from sleepcompact.store.models import Conversation
+from sleepcompact.store.ticks import SqlTicks
+
+NIGHT = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
+BATCH = 500
+
+_PG_FILL = """
+INSERT INTO conversation (id, tenant_id, agent_id, model, context_window, output_reserve, live_tokens,
+    live_messages, next_seq, compaction_epoch, last_activity_at, last_sleep_at, created_at, metadata)
+SELECT 'conv_' || lpad(to_hex(g), 16, '0'), 't', 'a', 'claude-sonnet-4-5', 200000, 32000, 1000, 10, 11, 0,
+    timestamptz '2026-11-01' + (g % 1000) * interval '1 minute'
+        + CASE WHEN g % 100 = 0 THEN interval '2 days' ELSE interval '0' END,
+    timestamptz '2026-11-01' + (g % 1000) * interval '1 minute' + interval '1 day',
+    timestamptz '2026-10-01', '{}'
+FROM generate_series(1, :n) AS g
+"""
+_SQLITE_FILL = """
+WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < :n)
+INSERT INTO conversation (id, tenant_id, agent_id, model, context_window, output_reserve, live_tokens,
+    live_messages, next_seq, compaction_epoch, last_activity_at, last_sleep_at, created_at, metadata)
+SELECT printf('conv_%016x', x), 't', 'a', 'claude-sonnet-4-5', 200000, 32000, 1000, 10, 11, 0,
+    datetime('2026-11-01', printf('+%d minutes', x % 1000),
+        CASE WHEN x % 100 = 0 THEN '+2 days' ELSE '+0 days' END),
+    datetime('2026-11-01', printf('+%d minutes', x % 1000), '+1 day'),
+    '2026-10-01 00:00:00', '{}'
+FROM g
+"""
+
+
+def _fill(engine: Engine, n: int) -> None:
+    upgrade(engine)
+    fill = _PG_FILL if engine.dialect.name == "postgresql" else _SQLITE_FILL
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM conversation"))
+        conn.execute(text(fill), {"n": n})
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("ANALYZE conversation"))
+
+
+def new_selection(engine: Engine) -> int:
+    """Every due id through today's ``due_nightly`` (row-value keyset, due condition in SQL)."""
+    found, cursor = 0, "slept:"
+    with Session(engine) as session:
+        ticks = SqlTicks(session)
+        while cursor is not None:
+            ids, cursor = ticks.due_nightly(NIGHT, cursor, BATCH)
+            found += len(ids)
+    return found
+
+
+def old_selection(engine: Engine) -> int:
+    """The same walk with the OR keyset bound and the due filter in Python (before this version)."""
+    found, last = 0, None
+    with Session(engine) as session:
+        while True:
+            query = select(Conversation.id, Conversation.last_sleep_at, Conversation.last_activity_at).where(
+                Conversation.last_sleep_at < NIGHT
+            )
+            if last is not None:
+                at, last_id = last
+                query = query.where(
+                    or_(
+                        Conversation.last_sleep_at > at,
+                        and_(Conversation.last_sleep_at == at, Conversation.id > last_id),
+                    )
+                )
+            rows = session.execute(
+                query.order_by(Conversation.last_sleep_at, Conversation.id).limit(BATCH)
+            ).all()
+            found += sum(1 for r in rows if r.last_activity_at > r.last_sleep_at)
+            if len(rows) < BATCH:
+                return found
+            last = (rows[-1].last_sleep_at, rows[-1].id)
+
+
+def timed(fn: Callable[[Engine], int], engine: Engine, runs: int) -> tuple[float, int]:
+    samples, found = [], 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        found = fn(engine)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--small", action="store_true", help="also 10k and 100k on SQLite and PostgreSQL")
+    parser.add_argument(
+        "--old-max",
+        type=int,
+        default=1_000_000,
+        help="time the OR keyset only up to this many (it takes minutes)",
+    )
+    args = parser.parse_args()
+    from tests.support.servers import start_postgres
+
+    server = start_postgres(Path(tempfile.mkdtemp(prefix="sc-sweep-pg-")))
+    when = f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}"
+    lines = [
+        f"{when} · {platform.platform()} · CPU {cpu_model()} · Python {platform.python_version()}",
+        "",
+        "| database | conversations | due | row-value keyset (s) | OR keyset (s) | old / new |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    cases: list[tuple[str, int]] = [("PostgreSQL", 1_000_000)]
+    if args.small:
+        cases = [
+            ("SQLite", 10_000),
+            ("SQLite", 100_000),
+            ("PostgreSQL", 10_000),
+            ("PostgreSQL", 100_000),
+            *cases,
+        ]
+    try:
+        with tempfile.TemporaryDirectory(prefix="sc-sweep-") as tmp:
+            for backend, n in cases:
+                url = str(server.create_database()) if backend == "PostgreSQL" else f"sqlite:///{tmp}/s{n}.db"
+                engine = create_engine(url)
+                _fill(engine, n)
+                runs = 1 if n >= 1_000_000 else 3
+                new, due = timed(new_selection, engine, runs)
+                assert due == n // 100, due
+                if n <= args.old_max:
+                    old, due_old = timed(old_selection, engine, 1 if n >= 100_000 else runs)
+                    assert due_old == due, (due, due_old)
+                    lines.append(
+                        f"| {backend} | {n:,} | {due:,} | {new:.3f} | {old:.3f} | {old / new:.1f}x |"
+                    )
+                else:
+                    lines.append(f"| {backend} | {n:,} | {due:,} | {new:.3f} | - | - |")
+                print(lines[-1], flush=True)
+                engine.dispose()
+    finally:
+        server.stop()
+    print(publish("\n".join(lines), "sweep"))
+
+
+if __name__ == "__main__":
+    main()
