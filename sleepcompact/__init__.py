@@ -17,6 +17,7 @@ Everything else is reached from ``Memory``'s namespaces (``mem.compactions``, ``
 """
 
 from sleepcompact._version import __version__
+from sleepcompact.aio import AsyncMemory
 from sleepcompact.api import Memory
 from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Budget, Thresholds
@@ -43,6 +44,8 @@ from sleepcompact.domain.errors import (
     PermanentLLMError,
     RequestTooLarge,
     SleepcompactError,
+    StoreBusy,
+    StoreUnavailable,
     TransientLLMError,
     UnknownKind,
     UnknownRole,
@@ -65,6 +68,7 @@ from sleepcompact.services.transfer import ConversationExport
 
 __all__ = [
     "Appended",
+    "AsyncMemory",
     "BatchReport",
     "Budget",
     "Check",
@@ -106,6 +110,8 @@ __all__ = [
     "SearchHit",
     "Settings",
     "SleepcompactError",
+    "StoreBusy",
+    "StoreUnavailable",
     "SweepReport",
     "Thresholds",
     "TickRecord",

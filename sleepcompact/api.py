@@ -22,6 +22,7 @@ from sleepcompact.domain.messages import MessageFormat
 from sleepcompact.domain.recall_tools import tool_definitions
 from sleepcompact.facade import Admin, Compactions, Journal, Memories, Sleep
 from sleepcompact.facade.moved import Moved, dicts, old_rerun
+from sleepcompact.hooks import Hooks
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.services import context, conversations, guard, history, recall_tools, transfer
 from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats, RenderFormat
@@ -80,6 +81,12 @@ class Memory:
     def settings(self) -> Settings:
         """The settings this Memory was built with."""
         return self._deps.settings
+
+    @property
+    def hooks(self) -> Hooks:
+        """Register callbacks: ``@mem.hooks.before_compaction``, ``after_compaction``,
+        ``message_appended``, ``conversation_cleared`` (``sleepcompact.hooks``)."""
+        return self._deps.hooks
 
     # -- conversations ----------------------------------------------------------------------------------
 
@@ -244,9 +251,12 @@ class Memory:
 
     # -- export / import --------------------------------------------------------------------------------
 
-    def export(self, conversation_id: str) -> ConversationExport:
-        """Every message ever appended (exactly as received), every row with its state, and compactions."""
-        return transfer.export_conversation(self._deps, conversation_id)
+    def export(self, conversation_id: str, *, shareable: bool = False) -> ConversationExport:
+        """Every message ever appended (exactly as received), every row with its state, and compactions.
+
+        ``shareable=True`` redacts every string in it (secrets become placeholders): for sharing, not
+        for restoring, which needs the exact export."""
+        return transfer.export_conversation(self._deps, conversation_id, shareable=shareable)
 
     def import_(
         self,

@@ -7,6 +7,7 @@ environment by accident.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -21,9 +22,11 @@ DEFAULT_DATABASE_URL = "sqlite:///./sleepcompact.db"
 DEFAULT_BROKER_URL = "sqla+sqlite:///./sleepcompact-broker.db"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_SUMMARIZER_MODEL = "claude-haiku-4-5"
+DEFAULT_OPENAI_SUMMARIZER_MODEL = "gpt-4o-mini"  # from_env, with SLEEPCOMPACT_SUMMARIZER=openai
 
-SummarizerName = Literal["anthropic", "offline"]
+SummarizerName = Literal["anthropic", "openai", "offline"]
 LogFormat = Literal["auto", "json", "console"]
+PromptCache = Literal["5m", "1h", "off"]
 
 
 @dataclass(frozen=True)
@@ -34,11 +37,14 @@ class Settings:
     broker_url: str = DEFAULT_BROKER_URL
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)  # may be a dummy for vLLM/Ollama
+    openai_base_url: str | None = None  # any OpenAI-compatible endpoint; None: api.openai.com
     summarizer: SummarizerName = "offline"
     summarizer_model: str = DEFAULT_SUMMARIZER_MODEL
     default_model: str = DEFAULT_MODEL
     thresholds: Thresholds = field(default_factory=Thresholds)
     max_message_bytes: int = 2 * 1024 * 1024
+    sqlite_busy_timeout_s: float = 30.0  # how long a SQLite writer waits for the lock, then StoreBusy
     log_level: str = "INFO"
     log_format: LogFormat | None = None  # None: the library logs nowhere by itself (sleepcompact.logs)
     summarizer_timeout_s: float = 60.0
@@ -48,9 +54,15 @@ class Settings:
     task_retry_backoff_max_s: int = 600
     redact_emails: bool = False
     redact_card_numbers: bool = False
+    redaction_key: str | None = field(default=None, repr=False)  # None: the key migration 0010 stored
     memory_budget_tokens: int = 512
     recall_budget_tokens: int = 600
-    entry_trigger: int = 100
+    prompt_cache: PromptCache = "5m"  # Anthropic cache breakpoints in ctx.request(): their TTL, or off
+    entry_trigger: int = 0  # compact a conversation above this many live messages; 0: off
+    entry_trigger_floor: float = 0.5  # ... but never below this fraction of the soft threshold
+    summary_instructions: str | None = None  # added to every summary request (all tenants)
+    tenant_summary_instructions: tuple[tuple[str, str], ...] = ()  # (tenant, instructions) pairs
+    hooks: str | None = None  # package.module:function registering hooks (sleepcompact.hooks)
     timezone: str = "UTC"
     nightly_cron: str = "0 3 * * *"
     idle_minutes: int = 30
@@ -58,6 +70,7 @@ class Settings:
     sweep_batch_size: int = 500
     task_soft_time_limit: int = 300
     task_time_limit: int = 360
+    lease_grace_s: int = 60  # how far a lease outlasts the hard time limit (see lease_seconds)
     worker_concurrency: int = 2
     nightly_batches: bool = False
     batch_poll_seconds: int = 300
@@ -69,6 +82,7 @@ class Settings:
     sleep_request_interval_s: int = 300
     calibration_cache_s: float = 60.0
     metrics_port: int = 0
+    async_workers: int = 8  # threads AsyncMemory runs the sync services in (sleepcompact.aio)
 
     def __post_init__(self) -> None:
         # Settings built directly (tests, the demo) get the same checks as those read from the environment.
@@ -77,6 +91,8 @@ class Settings:
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise InvalidSetting(f"SLEEPCOMPACT_TIMEZONE: unknown time zone {self.timezone!r}") from exc
         nightly_time(self.nightly_cron)
+        if self.redaction_key is not None and len(self.redaction_key) < 16:
+            raise InvalidSetting("SLEEPCOMPACT_REDACTION_KEY must be random, 16 characters or more")
         if self.task_soft_time_limit >= self.task_time_limit:
             raise InvalidSetting(
                 "SLEEPCOMPACT_TASK_SOFT_TIME_LIMIT must be below SLEEPCOMPACT_TASK_TIME_LIMIT, got "
@@ -85,8 +101,11 @@ class Settings:
 
     @property
     def lease_seconds(self) -> int:
-        """How long a conversation's lease lasts: longer than any task may run, so it never expires early."""
-        return self.task_time_limit + 60
+        """How long a conversation's lease lasts: longer than any task may run, so it never expires early.
+
+        A tick still ``running`` this long after it started has lost its worker (the hard time limit
+        would have ended it before), so the idle sweep re-sends it (``services.sweeps``)."""
+        return self.task_time_limit + self.lease_grace_s
 
     @property
     def visibility_timeout(self) -> int:
@@ -95,12 +114,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read ``SLEEPCOMPACT_*`` and ``ANTHROPIC_*`` variables; unset ones keep their defaults."""
+        """Read ``SLEEPCOMPACT_*``, ``ANTHROPIC_*`` and ``OPENAI_*`` variables; unset ones keep defaults."""
         env = os.environ if environ is None else environ
         key = env.get("ANTHROPIC_API_KEY") or None
         summarizer = env.get("SLEEPCOMPACT_SUMMARIZER", "anthropic" if key else "offline")
-        if summarizer not in ("anthropic", "offline"):
-            raise InvalidSetting(f"SLEEPCOMPACT_SUMMARIZER must be anthropic or offline, got {summarizer!r}")
+        if summarizer not in ("anthropic", "openai", "offline"):
+            raise InvalidSetting(
+                f"SLEEPCOMPACT_SUMMARIZER must be anthropic, openai or offline, got {summarizer!r}"
+            )
         log_format = env.get("SLEEPCOMPACT_LOG_FORMAT") or None
         if log_format not in (None, "auto", "json", "console"):
             raise InvalidSetting(f"SLEEPCOMPACT_LOG_FORMAT must be auto, json or console, got {log_format!r}")
@@ -115,11 +136,17 @@ class Settings:
             broker_url=env.get("SLEEPCOMPACT_BROKER_URL", DEFAULT_BROKER_URL),
             anthropic_api_key=key,
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            openai_api_key=env.get("OPENAI_API_KEY") or None,
+            openai_base_url=env.get("OPENAI_BASE_URL") or None,
             summarizer=summarizer,  # type: ignore[arg-type]  # checked above
-            summarizer_model=env.get("SLEEPCOMPACT_SUMMARIZER_MODEL", DEFAULT_SUMMARIZER_MODEL),
+            summarizer_model=env.get(
+                "SLEEPCOMPACT_SUMMARIZER_MODEL",
+                DEFAULT_OPENAI_SUMMARIZER_MODEL if summarizer == "openai" else DEFAULT_SUMMARIZER_MODEL,
+            ),
             default_model=env.get("SLEEPCOMPACT_DEFAULT_MODEL", DEFAULT_MODEL),
             thresholds=thresholds,
             max_message_bytes=_int(env, "SLEEPCOMPACT_MAX_MESSAGE_BYTES", 2 * 1024 * 1024),
+            sqlite_busy_timeout_s=_float(env, "SLEEPCOMPACT_SQLITE_BUSY_TIMEOUT", 30.0),
             log_level=env.get("SLEEPCOMPACT_LOG_LEVEL", "INFO").upper(),
             log_format=log_format,  # type: ignore[arg-type]  # checked above
             summarizer_timeout_s=_float(env, "SLEEPCOMPACT_SUMMARIZER_TIMEOUT", 60.0),
@@ -129,9 +156,15 @@ class Settings:
             task_retry_backoff_max_s=_int(env, "SLEEPCOMPACT_TASK_RETRY_BACKOFF_MAX", 600),
             redact_emails=_bool(env, "SLEEPCOMPACT_REDACT_EMAILS"),
             redact_card_numbers=_bool(env, "SLEEPCOMPACT_REDACT_CARD_NUMBERS"),
+            redaction_key=env.get("SLEEPCOMPACT_REDACTION_KEY") or None,
             memory_budget_tokens=_int(env, "SLEEPCOMPACT_MEMORY_BUDGET", 512, minimum=0),
             recall_budget_tokens=_int(env, "SLEEPCOMPACT_RECALL_BUDGET", 600, minimum=0),
-            entry_trigger=_int(env, "SLEEPCOMPACT_ENTRY_TRIGGER", 100, minimum=0),
+            prompt_cache=_prompt_cache(env),
+            entry_trigger=_int(env, "SLEEPCOMPACT_ENTRY_TRIGGER", 0, minimum=0),
+            entry_trigger_floor=_float(env, "SLEEPCOMPACT_ENTRY_TRIGGER_FLOOR", 0.5),
+            summary_instructions=env.get("SLEEPCOMPACT_SUMMARY_INSTRUCTIONS") or None,
+            tenant_summary_instructions=_tenant_instructions(env),
+            hooks=env.get("SLEEPCOMPACT_HOOKS") or None,
             timezone=env.get("SLEEPCOMPACT_TIMEZONE", "UTC"),
             nightly_cron=env.get("SLEEPCOMPACT_NIGHTLY_CRON", "0 3 * * *"),
             idle_minutes=_int(env, "SLEEPCOMPACT_IDLE_MINUTES", 30),
@@ -139,6 +172,7 @@ class Settings:
             sweep_batch_size=_int(env, "SLEEPCOMPACT_SWEEP_BATCH_SIZE", 500),
             task_soft_time_limit=_int(env, "SLEEPCOMPACT_TASK_SOFT_TIME_LIMIT", 300),
             task_time_limit=_int(env, "SLEEPCOMPACT_TASK_TIME_LIMIT", 360),
+            lease_grace_s=_int(env, "SLEEPCOMPACT_LEASE_GRACE", 60),
             worker_concurrency=_int(env, "SLEEPCOMPACT_WORKER_CONCURRENCY", 2),
             nightly_batches=_bool(env, "SLEEPCOMPACT_NIGHTLY_BATCHES"),
             batch_poll_seconds=_int(env, "SLEEPCOMPACT_BATCH_POLL_SECONDS", 300),
@@ -150,6 +184,7 @@ class Settings:
             sleep_request_interval_s=_int(env, "SLEEPCOMPACT_SLEEP_REQUEST_INTERVAL", 300, minimum=0),
             calibration_cache_s=_float(env, "SLEEPCOMPACT_CALIBRATION_CACHE", 60.0),
             metrics_port=_int(env, "SLEEPCOMPACT_METRICS_PORT", 0, minimum=0),
+            async_workers=_int(env, "SLEEPCOMPACT_ASYNC_WORKERS", 8),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -181,6 +216,28 @@ def nightly_time(cron: str) -> tuple[int, int]:
     if minute > 59 or hour > 23:
         raise InvalidSetting(f"SLEEPCOMPACT_NIGHTLY_CRON: no such time of day in {cron!r}")
     return hour, minute
+
+
+def _tenant_instructions(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``SLEEPCOMPACT_TENANT_SUMMARY_INSTRUCTIONS``: a JSON object, tenant id -> instructions."""
+    raw = env.get("SLEEPCOMPACT_TENANT_SUMMARY_INSTRUCTIONS")
+    if not raw:
+        return ()
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidSetting(f"SLEEPCOMPACT_TENANT_SUMMARY_INSTRUCTIONS is not JSON: {exc}") from None
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise InvalidSetting("SLEEPCOMPACT_TENANT_SUMMARY_INSTRUCTIONS must map tenant ids to strings")
+    return tuple(sorted(value.items()))
+
+
+def _prompt_cache(env: Mapping[str, str]) -> PromptCache:
+    value = env.get("SLEEPCOMPACT_PROMPT_CACHE", "5m")
+    for choice in ("5m", "1h", "off"):
+        if value == choice:
+            return choice
+    raise InvalidSetting(f"SLEEPCOMPACT_PROMPT_CACHE must be 5m, 1h or off, got {value!r}")
 
 
 def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -> int:

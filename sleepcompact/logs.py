@@ -17,12 +17,18 @@ The contract (docs/operations.md tells it to users):
 * ``configure_logging`` is what the CLI, the worker and the scheduler install, and what ``bootstrap``
   installs when ``SLEEPCOMPACT_LOG_FORMAT`` is set: structlog and the root logger rendering one JSON
   object a line on stderr (off a terminal), or pretty lines on one.
+* No secret is logged: once ``bootstrap`` has installed the redactor (``redact_with``), every field of
+  the library's events is redacted before it is routed (so a host's own structlog configuration gets
+  it redacted too), and the configuration installed here redacts every line it renders, other
+  libraries' included (``redact_event``). Placeholders in logs are numbered with a key made per
+  process: they correlate lines of one process, nothing more.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import structlog
@@ -36,6 +42,32 @@ _configured = False
 logging.getLogger(ROOT_LOGGER).addHandler(logging.NullHandler())
 
 
+_redact: Callable[[Any], Any] | None = None
+
+
+def redact_with(redact: Callable[[Any], Any]) -> None:
+    """Redact every logged value with ``redact`` from now on (``bootstrap`` installs the redactor: this
+    module sits below the adapters and cannot import one)."""
+    global _redact
+    _redact = redact
+
+
+def _redacted(value: Any) -> Any:
+    """A field's value with secrets replaced (strings, and strings inside containers, at any depth)."""
+    if _redact is not None and isinstance(value, str | dict | list | tuple):
+        return _redact(value)
+    return value
+
+
+def redact_event(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """A structlog processor: every value of the event, the message included, redacted."""
+    for key, value in event_dict.items():
+        event_dict[key] = _redacted(value)
+    return event_dict
+
+
 class Logger:
     """A module's logger: ``log.info("event", key=value)``, routed per call (see the module docstring)."""
 
@@ -47,12 +79,13 @@ class Logger:
 
     def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
         if structlog.is_configured():
-            getattr(structlog.get_logger(self.name), level)(event, **fields)
+            redacted = {key: _redacted(value) for key, value in fields.items()}
+            getattr(structlog.get_logger(self.name), level)(event, **redacted)
             return
         number = _LEVELS[level]
         if not self._stdlib.isEnabledFor(number):
-            return
-        merged = {**structlog.contextvars.get_contextvars(), **fields}
+            return  # before redacting: a silent library pays nothing for its events
+        merged = {k: _redacted(v) for k, v in {**structlog.contextvars.get_contextvars(), **fields}.items()}
         message = " ".join([event, *(f"{k}={v!r}" for k, v in merged.items())])
         extra = {"sleepcompact_event": event, "sleepcompact_fields": merged}
         self._stdlib.log(number, "%s", message, extra=extra, stacklevel=3)
@@ -101,6 +134,7 @@ def configure_logging(settings: Settings, *, force: bool = False) -> None:
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
+            redact_event,  # last before rendering: a formatted traceback is redacted too
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
@@ -124,6 +158,7 @@ def _route_stdlib(renderer: structlog.typing.Processor, level: int) -> None:
                 structlog.stdlib.add_logger_name,
                 structlog.processors.TimeStamper(fmt="iso", utc=True),
                 structlog.processors.format_exc_info,
+                redact_event,
             ],
         )
     )
@@ -138,4 +173,12 @@ def _route_stdlib(renderer: structlog.typing.Processor, level: int) -> None:
     logging.getLogger("alembic").setLevel(max(level, logging.WARNING))
 
 
-__all__ = ["ROOT_LOGGER", "Logger", "configure_logging", "get_logger", "is_json"]
+__all__ = [
+    "ROOT_LOGGER",
+    "Logger",
+    "configure_logging",
+    "get_logger",
+    "is_json",
+    "redact_event",
+    "redact_with",
+]

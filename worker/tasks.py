@@ -19,7 +19,12 @@ from celery.signals import worker_process_init
 
 from sleepcompact.bootstrap import Container, bootstrap
 from sleepcompact.config import Settings
-from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound, TransientLLMError
+from sleepcompact.domain.errors import (
+    ConversationBusy,
+    ConversationNotFound,
+    StoreUnavailable,
+    TransientLLMError,
+)
 from sleepcompact.logs import configure_logging, get_logger
 from sleepcompact.services import batches, compaction, leases, rerun, sleep, sweeps
 from sleepcompact.services.clock import utcnow
@@ -31,9 +36,10 @@ BUSY_COUNTDOWN_S = 30
 
 
 def retry_options(settings: Settings) -> dict[str, Any]:
-    """Celery's autoretry for transient LLM errors: the worker's only retry layer."""
+    """Celery's autoretry for transient LLM errors and a database that is down or locked (nothing of the
+    failed run was written): the worker's only retry layer."""
     return {
-        "autoretry_for": (TransientLLMError,),
+        "autoretry_for": (TransientLLMError, StoreUnavailable),
         "retry_backoff": settings.task_retry_backoff_s,
         "retry_backoff_max": settings.task_retry_backoff_max_s,
         "retry_jitter": True,

@@ -11,24 +11,27 @@ and every batch result read back one with ``batch=True`` (its latency is the bat
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from sleepcompact.adapters.llm_errors import classify_sdk_error
 from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
 from sleepcompact.adapters.retry import RetryPolicy, with_retries
 from sleepcompact.domain.errors import (
     InvalidScores,
     InvalidSummary,
     LLMError,
-    PermanentLLMError,
-    TransientLLMError,
 )
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.domain.rescoring import build_rescoring_prompt, parse_scores
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import SummaryResult
 from sleepcompact.telemetry import emit
+
+if TYPE_CHECKING:
+    import anthropic
 
 log = get_logger(__name__)
 
@@ -45,7 +48,6 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 DEFAULT_PRICE = (3.0, 15.0)
 BATCH_DISCOUNT = 0.5
-SPEND_LIMIT_MARKERS = ("spend limit", "credit balance", "billing", "usage limit", "quota")
 # Claude's tokenizer counts about 15% more than cl100k for the same text: ask for that much room.
 CLAUDE_TOKEN_RATIO = 1.15
 # Output room for a rescoring reply: "[10, " is at most 4 tokens a score, plus slack for a code fence.
@@ -70,39 +72,15 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int, *, batch: bool =
 
 
 def classify(exc: BaseException) -> LLMError:
-    """Map an SDK exception to a transient or permanent error."""
+    """Map a anthropic SDK exception to a transient or permanent error (``llm_errors``)."""
     import anthropic
 
-    if isinstance(exc, LLMError):
-        return exc
-    if isinstance(exc, anthropic.APITimeoutError):
-        return TransientLLMError(f"timeout: {exc}")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return TransientLLMError(f"connection error: {exc}")
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        text = str(exc).lower()
-        retry_after = _retry_after(exc)
-        if status == 429:
-            if any(marker in text for marker in SPEND_LIMIT_MARKERS):
-                return PermanentLLMError(f"spend limit reached (429): {exc}")
-            return TransientLLMError(f"rate limited (429): {exc}", retry_after=retry_after)
-        if status >= 500 or status in (408, 409):
-            return TransientLLMError(f"server error ({status}): {exc}", retry_after=retry_after)
-        return PermanentLLMError(f"request refused ({status}): {exc}")
-    return PermanentLLMError(f"{type(exc).__name__}: {exc}")
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    raw = headers.get("retry-after")
-    try:
-        return max(0.0, float(raw)) if raw is not None else None
-    except ValueError:
-        return None
+    return classify_sdk_error(
+        exc,
+        timeout=anthropic.APITimeoutError,
+        connection=anthropic.APIConnectionError,
+        status=anthropic.APIStatusError,
+    )
 
 
 class AnthropicSummarizer:
@@ -119,23 +97,51 @@ class AnthropicSummarizer:
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         redaction: RedactionPolicy | None = None,
+        redaction_key: Callable[[], bytes] | None = None,
         count: Callable[[str], int] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import anthropic
-
         self.model = model
-        self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
-        )
+        self._client_options: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": base_url,
+            "max_retries": 0,
+            "timeout": timeout_s,
+        }
+        self._built: anthropic.Anthropic | None = None
+        self._building = threading.Lock()
         self._retry = retry or RetryPolicy()
         self._redaction = redaction or RedactionPolicy()
+        self._redaction_key = redaction_key
         self._count = count
         self._sleep = sleep
 
+    @property
+    def _client(self) -> anthropic.Anthropic:
+        """The SDK client, built on the first request rather than with the summarizer.
+
+        Importing the SDK takes about a second (6.7 s was measured on a loaded machine). The guard's
+        emergency compaction reaches the summarizer in the request path and bounds only the call with
+        its deadline; built here, the import happens inside that bounded call (on the thread the guard
+        stops waiting for), so the first emergency of a process meets its deadline like any other.
+        Warming it in the background at startup instead would hold the import lock across a fork."""
+        if self._built is None:
+            with self._building:
+                if self._built is None:
+                    import anthropic
+
+                    self._built = anthropic.Anthropic(**self._client_options)
+        return self._built
+
+    def _redactor(self, scope: str) -> Redactor:
+        """A redactor keyed with the deployment's key (when given), so a secret's placeholder in this
+        request is the one its conversation's journal, memories and earlier requests carry."""
+        key = self._redaction_key() if self._redaction_key is not None else None
+        return Redactor(self._redaction, key=key, scope=scope)
+
     def request_params(self, request: SummaryInput, prompt: SummaryPrompt) -> dict[str, Any]:
         """Messages API parameters: instructions as system, the redacted transcript as user data."""
-        redactor = Redactor(self._redaction)
+        redactor = self._redactor(request.rows[0].conversation_id if request.rows else "")
         user = redactor.redact(prompt.user)
         if redactor.found:
             log.info("redacted", kinds=redactor.found)  # counts per kind only, never values
@@ -218,7 +224,7 @@ class AnthropicSummarizer:
         ``InvalidScores`` for a reply that is not one integer per entry (it is not retried: the same
         prompt would most likely get the same answer).
         """
-        redactor = Redactor(self._redaction)
+        redactor = self._redactor("")
         prompt = build_rescoring_prompt([redactor.redact(t) for t in texts])
         if redactor.found:
             log.info("redacted", kinds=redactor.found)  # counts per kind only, never values

@@ -1,58 +1,45 @@
-"""Secret redaction for everything that leaves the process (DESIGN section 7).
+"""Secret redaction for everything that leaves the process or becomes memory (DESIGN section 7).
 
-Transcripts go to a remote summarizer; before they do, provider API keys,
-private keys, bearer tokens, passwords in URLs and labelled secrets are
-replaced by stable placeholders such as ``[REDACTED:anthropic_key:1]``. The
-same secret always gets the same placeholder within one :class:`Redactor`, so
-a summary stays coherent, and no part of a secret (prefix, suffix or hash)
-ever appears in a placeholder. Emails and card numbers are opt-in.
+Summary, rescoring and batch requests, journal entries, memories, log lines and shareable exports pass
+through a :class:`Redactor` first. It replaces provider tokens, private keys, auth headers, passwords
+in URLs and labelled secrets (``secret_rules``, ``secret_labels``) by placeholders such as
+``[REDACTED:password:482913]``, in prose and inside JSON at any depth: string values of a structure
+(``redact_value``, which also reads each key as the value's label) and JSON escaped inside text, one
+level or several (``escape_views``). Emails and card numbers are opt-in.
 
-Every pattern is anchored on a literal or a bounded run, and the long runs are
-possessive, so redacting megabytes of tool output takes linear time.
+The number in a placeholder is a keyed HMAC of (scope, secret): the same secret gets the same
+placeholder in every job of one scope (a conversation), and a different one in another scope, so
+nothing links conversations. Without the key the number says nothing about the secret; no part of a
+secret, nor an unkeyed hash of it, ever appears.
+
+Every pattern is anchored on a literal or a bounded run, and the long runs are possessive, so
+redacting megabytes of tool output takes linear time.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-# A match worth redacting: (start, end, kind) of the secret value alone.
-_Hit = tuple[int, int, str]
-_Extract = Callable[[re.Match[str]], _Hit | None]
+from sleepcompact.adapters.escape_views import escape_views
+from sleepcompact.adapters.secret_labels import LABEL_RULES, labelled_kind
+from sleepcompact.adapters.secret_rules import CARD_RULE, CREDENTIAL_RULES, EMAIL_RULE, Hit, Rule, luhn_valid
 
+PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+:\d+\]")
+"""What every placeholder looks like (a kind and a number, nothing else)."""
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+:\d+\]")
-_SECRET_WORDS = frozenset({"password", "passwd", "secret", "key", "token", "apikey", "pass", "pwd"})
-_NOT_VALUES = _words(
-    "none null nil true false undefined str string bytes int bool optional secretstr required "
-    "hidden redacted masked set unset empty yes no the a an is are was not and or to for of in on "
-    "with this that field value type any option options flag flags argument arguments instead"
-)
-# Key suffixes that describe a secret (its length, file, name) rather than hold it.
-_META_SUFFIXES = _words(
-    "length len count min max ttl timeout expiry expires expiration policy field fields label "
-    "prompt file path env var name ref source id ids type rotation age"
-)
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_CODE_CHARS = re.compile(r"[()\[\]{}]")
-_CASE_PARTS = re.compile(r"_|(?<=[a-z])(?=[A-Z])")
-_RECEIVERS = _words(
-    "self cls this os settings config cfg conf args opts options request req env params kwargs "
-    "ctx context app parsed url auth creds credentials user data payload body form secrets result "
-    "response"
-)
-_MASKED = re.compile(r"[*xX.•-]+")
-_CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[045678]|6[0245]")
+_NUMBERS = 900_000  # six digits: two secrets of one kind in one conversation rarely share a number
+# Keys of content blocks whose values are opaque by contract (signatures, encrypted payloads).
+_OPAQUE_KEYS = frozenset({"type", "signature", "encrypted_content", "media_type"})
+_NAME_KEYS = ("name", "Name", "key", "Key")
+_VALUE_KEYS = frozenset({"value", "Value"})
+_Span = tuple[int, int, str, str]  # start, end, kind, the secret as detected (decoded when escaped)
 
 
 @dataclass(frozen=True)
@@ -63,216 +50,71 @@ class RedactionPolicy:
     card_numbers: bool = False  # when on, only Luhn-valid 13-19 digit numbers (optional spaces or dashes)
 
 
-def _whole(kind: str) -> _Extract:
-    """The whole match is the secret."""
-    return lambda m: (m.start(), m.end(), kind)
+def _active(rules: Sequence[Rule], text: str) -> list[Rule]:
+    """The rules whose triggers occur in the text (the others cannot match anywhere in it)."""
+    lowered = text.lower()
+    return [rule for rule in rules if any(t in lowered for t in rule.triggers)]
 
 
-def _group(kind: str, name: str = "v") -> _Extract:
-    """Only group ``name`` is the secret; the label around it stays readable."""
-    return lambda m: (m.start(name), m.end(name), kind)
+def _find(rules: Sequence[Rule], text: str) -> list[Hit]:
+    """Non-overlapping secret spans of ``text``, by start; existing placeholders are never redacted again."""
+    taken = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]  # sorted and disjoint
+    hits: list[Hit] = []
+    for rule in rules:
+        starts = [start for start, _ in taken]
+        accepted: list[tuple[int, int]] = []
+        for m in rule.pattern.finditer(text):  # one rule's hits are disjoint, so check only `taken`
+            hit = rule.extract(m)
+            if hit is None or hit[0] >= hit[1]:
+                continue
+            start, end, _ = hit
+            i = bisect.bisect_left(starts, start)
+            if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
+                continue  # overlaps a placeholder or a higher-priority secret
+            accepted.append((start, end))
+            hits.append(hit)
+        if accepted:
+            taken = sorted(taken + accepted)  # two sorted runs: linear
+    return sorted(hits)
 
 
-def _assignment_kind(word: str) -> str:
-    word = word.lower()
-    if word.startswith("pass"):
-        return "password"
-    if "key" in word:
-        return "api_key"
-    return "token" if "token" in word else "secret"
+def _merged(spans: list[_Span], text: str) -> list[_Span]:
+    """Overlapping spans (the same secret seen in the text and in a decoded view) become their union.
 
-
-def _names_a_secret(value: str) -> bool:
-    """``DB_PASSWORD``, ``refresh_token``, ``cfg.getPassword``: the name of a secret, not one."""
-    last = value.rsplit(".", 1)[-1]
-    return bool(_IDENTIFIER.fullmatch(value)) and not _SECRET_WORDS.isdisjoint(
-        p.lower() for p in _CASE_PARTS.split(last)
-    )
-
-
-def _looks_like_code(value: str, quoted_key: bool, following: str) -> bool:
-    """A name or call standing in for the secret: ``self.auth``, ``getpass()``, ``proxy_auth``."""
-    if _CODE_CHARS.search(value) or value[0] in "$<%*!|>&@:=-":
-        return True
-    if not _IDENTIFIER.fullmatch(value):
-        return False
-    if "." in value:  # attribute access, unless it could be a dotted passphrase
-        return value.split(".", 1)[0] in _RECEIVERS
-    # A bare name after a quoted key ({"password": pw}) or before a comma, or a multi-word name, no digits.
-    multi_word = len(_CASE_PARTS.split(value)) > 1 and not any(c.isdigit() for c in value)
-    return quoted_key or following in (",", ")") or multi_word
-
-
-@functools.lru_cache(maxsize=4096)
-def _plausible(value: str, bare: bool, suffix: str, following: str, quoted_key: bool, colon: bool) -> bool:
-    """Whether an assigned value is a secret rather than a length, a placeholder, prose or a variable."""
-    if not _META_SUFFIXES.isdisjoint(suffix.lower().split("_")) or len(value) < 3:
-        return False
-    if (
-        value.lower() in _NOT_VALUES
-        or value[0] in "$<%{"
-        or _MASKED.fullmatch(value)
-        or _names_a_secret(value)
-    ):
-        return False
-    if not bare:
-        return True
-    if colon and following == " " and value.isalpha():  # prose: "api_key: return None so the client ..."
-        return False
-    return following not in ("'", '"', "`") and not _looks_like_code(value, quoted_key, following)
-
-
-def _assignment(m: re.Match[str]) -> _Hit | None:
-    """``password=...``, ``"api_key": "..."``, ``--secret ...``: the value, unless it is not a secret."""
-    name = "dq" if m.group("dq") is not None else "sq" if m.group("sq") is not None else "bare"
-    following = m.string[m.end() : m.end() + 1]
-    suffix = (m.group("suffix") or "").replace("-", "_")
-    quoted_key, colon = bool(m.group("q")), m.group("sep") == ":"
-    if not _plausible(m.group(name), name == "bare", suffix, following, quoted_key, colon):
-        return None
-    return (m.start(name), m.end(name), _assignment_kind(m.group("word")))
-
-
-def _bearer(m: re.Match[str]) -> _Hit | None:
-    """A bearer token, unless it is an all-caps placeholder like ``YOUR_ACCESS_TOKEN_HERE``."""
-    value = m.group("v")
-    return None if re.fullmatch(r"[A-Z_]+", value) else (m.start("v"), m.end("v"), "bearer_token")
-
-
-def luhn_valid(digits: str) -> bool:
-    """Whether a string of digits passes the Luhn checksum card numbers carry."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def _card(m: re.Match[str]) -> _Hit | None:
-    """A card number: issuer prefix, 13-19 digits (the pattern allows one kind of separator), Luhn-valid."""
-    digits = re.sub(r"[ -]", "", m.group("v"))
-    valid = 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) is not None and luhn_valid(digits)
-    return (m.start("v"), m.end("v"), "card_number") if valid else None
-
-
-_B64URL = r"[A-Za-z0-9_-]"
-_ASSIGN_WORD = (
-    r"(?P<word>passw(?:or)?d|secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token"
-    r"|client[_-]?secret|private[_-]?token)"
-)
-# A quoted string (escapes allowed) or a bare run, which '&' ends only before another "name=".
-_ASSIGN_VALUE = (
-    r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,256}+)"|'(?P<sq>(?:[^'\\\n]|\\.){1,256}+)'"""
-    r"""|(?P<bare>(?:[^\s"'`,;&]|&(?![\w.-]+=)){1,256}+))"""
-)
-
-
-@dataclass(frozen=True)
-class _Rule:
-    """A detector: the pattern, what of each match is the secret, and substrings it cannot match without."""
-
-    pattern: re.Pattern[str]
-    extract: _Extract
-    triggers: tuple[str, ...]  # lowercase; the rule is skipped when none occurs in the text
-
-
-def _rule(pattern: str, extract: _Extract, triggers: str) -> _Rule:
-    return _Rule(re.compile(pattern), extract, tuple(triggers.split()))
-
-
-# In priority order: where two candidates overlap, the earlier rule wins. Patterns start with a literal
-# where they can (the lookbehind comes after it), which lets the regex engine skip ahead quickly.
-_CREDENTIAL_RULES: tuple[_Rule, ...] = (
-    _rule(
-        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:[^-]|-(?!----))*+"
-        r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:(?:\r?\n|\\n)++(?:[A-Za-z0-9+/=]++|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*+))*+)",
-        _whole("private_key"),
-        "-----begin",
-    ),
-    _rule(rf"eyJ(?<![\w-]eyJ){_B64URL}{{8,}}+\.ey{_B64URL}{{8,}}+\.{_B64URL}*+", _whole("jwt"), "eyj"),
-    _rule(r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}+", _whole("anthropic_key"), "sk-ant-"),
-    _rule(
-        r"sk-(?<![\w-]sk-)(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}+|[A-Za-z0-9]{20,}+)",
-        _whole("openai_key"),
-        "sk-",
-    ),
-    _rule(
-        r"g(?<![A-Za-z0-9]g)(?:h[pousr]_[A-Za-z0-9]{30,}+|ithub_pat_[A-Za-z0-9_]{30,}+)",
-        _whole("github_token"),
-        "gh github_pat_",
-    ),
-    _rule(
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{10,}+)",
-        _group("slack_webhook"),
-        "hooks.slack.com",
-    ),
-    _rule(r"xox[abprs]-(?<![A-Za-z0-9]xox.-)[A-Za-z0-9-]{10,}+", _whole("slack_token"), "xox"),
-    _rule(
-        r"[rs]k_(?<![A-Za-z0-9].k_)(?:live|test)_[A-Za-z0-9]{16,}+", _whole("stripe_key"), "k_live_ k_test_"
-    ),
-    _rule(r"AIza(?<![A-Za-z0-9]AIza)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", _whole("google_api_key"), "aiza"),
-    _rule(
-        r"A(?:KIA|SIA)(?<![A-Za-z0-9]....)[A-Z0-9]{16}(?![A-Za-z0-9])", _whole("aws_access_key"), "akia asia"
-    ),
-    _rule(
-        r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?"
-        r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-        _group("aws_secret_key"),
-        "secret",
-    ),
-    # scheme://user:PASSWORD@host - matched from the "://", so the user and host stay.
-    _rule(
-        r"://[^\s:/?#@\[\]]{0,256}+:(?P<v>[^\s/?#@\[\]]{1,256}+)@(?=[\w\[])", _group("url_password"), "://"
-    ),
-    _rule(r"(?i)bearer(?<!\wbearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{16,}+=*)", _bearer, "bearer"),
-    _rule(
-        r"(?i)authorization:[ \t]*basic[ \t]+(?P<v>[A-Za-z0-9+/]{8,}+={0,2})", _group("basic_auth"), "basic"
-    ),
-    _rule(
-        rf"(?i)(?=[pasrc]){_ASSIGN_WORD}(?P<suffix>[_-][a-z0-9_-]{{0,30}}+)?(?P<q>[\"']?)"
-        rf"[ \t]*(?P<sep>:=|=>|[:=])[ \t]*{_ASSIGN_VALUE}",
-        _assignment,
-        "pass secret key token",
-    ),
-    _rule(
-        r"(?i)--(?<![\w-]--)(?:[a-z0-9]+-)*(?P<word>password|passwd|secret|api-key|token)(?P<suffix>)(?P<q>)(?P<sep>)"
-        rf"[ \t]+{_ASSIGN_VALUE}",
-        _assignment,
-        "--",
-    ),
-)
-_EMAIL_RULE = _rule(
-    r"(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])",
-    _whole("email"),
-    "@",
-)
-_CARD_RULE = _rule(
-    r"(?P<v>[2-6](?<![\w.,/:-][2-6])(?:\d{12,18}|\d{3}(?P<s>[ -])\d{4,6}(?:(?P=s)\d{3,5}){1,3}))"
-    r"(?![\w])(?!\.\d)",
-    _card,
-    "2 3 4 5 6",
-)
+    The union keeps the kind and decoded secret of a span that covers it whole, else the raw text."""
+    out: list[_Span] = []
+    for start, end, kind, secret in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if out and start < out[-1][1]:
+            s0, e0, k0, _ = out[-1]
+            if end > e0:
+                out[-1] = (s0, end, k0, text[s0:end]) if s0 < start else (s0, end, kind, secret)
+            continue
+        out.append((start, end, kind, secret))
+    return out
 
 
 class Redactor:
-    """Replaces secrets with stable, numbered placeholders; one instance per transcript or summary job.
+    """Replaces secrets with stable placeholders, in text and in JSON-like values.
 
-    Numbers follow first appearance across all calls on this instance. Secrets
-    are remembered only as keyed digests (the key is random per instance), so
-    nothing held here reveals them. Not thread-safe.
+    ``key`` keys the placeholder numbers (the deployment's key, so placeholders are stable across jobs
+    and processes; without one, a random key makes them stable within this instance only) and
+    ``scope`` separates them (a conversation id). Secrets are remembered only as keyed digests, for
+    ``found``; nothing held here reveals them. Not thread-safe.
     """
 
-    def __init__(self, policy: RedactionPolicy = RedactionPolicy()) -> None:
-        rules = list(_CREDENTIAL_RULES)
+    def __init__(
+        self, policy: RedactionPolicy = RedactionPolicy(), *, key: bytes | None = None, scope: str = ""
+    ) -> None:
+        rules = [*CREDENTIAL_RULES, *LABEL_RULES]
         if policy.emails:
-            rules.append(_EMAIL_RULE)
+            rules.append(EMAIL_RULE)
         if policy.card_numbers:
-            rules.append(_CARD_RULE)
+            rules.append(CARD_RULE)
         self.policy = policy
+        self.scope = scope
         self._rules = tuple(rules)
-        self._salt = secrets.token_bytes(32)
-        self._placeholders: dict[bytes, str] = {}
+        self._key = key if key else secrets.token_bytes(32)
+        self._seen: set[bytes] = set()
         self._found: dict[str, int] = {}
 
     @property
@@ -284,46 +126,97 @@ class Redactor:
         """``text`` with every detected secret replaced by its placeholder; the rest is kept as-is."""
         if not text:
             return text
-        hits = self._hits(text)
-        if not hits:
+        spans = self._spans(text)
+        if not spans:
             return text
         out: list[str] = []
         pos = 0
-        for start, end, kind in hits:
+        for start, end, kind, secret in spans:
             out.append(text[pos:start])
-            out.append(self._placeholder(text[start:end], kind))
+            out.append(self._placeholder(secret, kind))
             pos = end
         out.append(text[pos:])
         return "".join(out)
 
-    def _hits(self, text: str) -> list[_Hit]:
-        """Non-overlapping secret spans, by start; existing placeholders are never redacted again."""
-        lowered = text.lower()
-        taken = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]  # sorted and disjoint
-        hits: list[_Hit] = []
-        for rule in self._rules:
-            if not any(t in lowered for t in rule.triggers):
-                continue
-            starts = [start for start, _ in taken]
-            accepted: list[tuple[int, int]] = []
-            for m in rule.pattern.finditer(text):  # one rule's hits are disjoint, so check only `taken`
-                hit = rule.extract(m)
-                if hit is None or hit[0] >= hit[1]:
-                    continue
-                start, end, _ = hit
-                i = bisect.bisect_left(starts, start)
-                if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
-                    continue  # overlaps a placeholder or a higher-priority secret
-                accepted.append((start, end))
-                hits.append(hit)
-            taken = sorted(taken + accepted)  # two sorted runs: linear
-        return sorted(hits)
+    def redact_value(self, value: Any, label: str | None = None) -> Any:
+        """A JSON-like value (dicts, lists, strings, scalars) with every string redacted, at any depth.
+
+        A string under a key that names a secret (``{"password": "hunter2"}``) is replaced whole when
+        it is a plausible secret for that label; keys are redacted like any text. A new value is
+        returned; the argument is never changed."""
+        if isinstance(value, str):
+            if label is not None and not PLACEHOLDER.fullmatch(value):
+                kind = labelled_kind(label, value)
+                if kind is not None:
+                    return self._placeholder(value, kind)
+            return self.redact(value)
+        if isinstance(value, Mapping):
+            return self._redact_mapping(value)
+        if isinstance(value, list | tuple):
+            # An argument list labels a value by the flag before it: ["--password", "hunter2"].
+            flags = [v if isinstance(v, str) and v.startswith("-") else None for v in value]
+            return [self.redact_value(v, flags[i - 1] if i else None) for i, v in enumerate(value)]
+        return value
+
+    def _redact_mapping(self, value: Mapping[Any, Any]) -> dict[Any, Any]:
+        """Each item labelled by its key; a ``{"name": "DB_PASSWORD", "value": ...}`` pair (environment
+        lists) by its name. Keys are redacted like any text; opaque block fields are kept as they are."""
+        named = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            label = named if named is not None and k in _VALUE_KEYS else k if isinstance(k, str) else None
+            new_key = self.redact(k) if isinstance(k, str) else k
+            out[new_key] = v if k in _OPAQUE_KEYS else self.redact_value(v, label)
+        return out
+
+    def _spans(self, text: str) -> list[_Span]:
+        """Secret spans of the text and of each decoded view of the JSON escaped in it."""
+        found = _find(_active(self._rules, text), text)
+        spans: list[_Span] = [(s, e, kind, text[s:e]) for s, e, kind in found]
+        for view in escape_views(text):
+            rules = _active(self._rules, view.text)
+            for ws, we in view.windows():
+                window = view.text[ws:we]
+                for s, e, kind in _find(rules, window):
+                    start, end = view.to_original(ws + s, ws + e)
+                    spans.append((start, end, kind, window[s:e]))
+        return _merged(spans, text) if len(spans) > 1 else spans
 
     def _placeholder(self, secret: str, kind: str) -> str:
-        digest = hmac.new(self._salt, secret.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
-        placeholder = self._placeholders.get(digest)
-        if placeholder is None:
-            placeholder = f"[REDACTED:{kind}:{len(self._placeholders) + 1}]"
-            self._placeholders[digest] = placeholder
+        message = (
+            self.scope.encode("utf-8", "surrogatepass") + b"\0" + secret.encode("utf-8", "surrogatepass")
+        )
+        digest = hmac.new(self._key, message, hashlib.sha256).digest()
+        if digest not in self._seen:
+            self._seen.add(digest)
             self._found[kind] = self._found.get(kind, 0) + 1
-        return placeholder
+        number = int.from_bytes(digest[:8], "big") % _NUMBERS + 100_000
+        return f"[REDACTED:{kind}:{number}]"
+
+
+_LOG_KEY = secrets.token_bytes(32)
+_LOG_CACHE: dict[bytes, str] = {}
+_LOG_CACHE_SIZE = 4096
+_LOG_CACHED_CHARS = 512
+
+
+def redact_for_log(value: Any) -> Any:
+    """A logged value with its secrets replaced; placeholders keyed per process (they correlate the
+    lines of one process and nothing else).
+
+    Short strings repeat from line to line (ids, models, outcomes): their redacted form is cached by a
+    keyed digest (never by the text itself, which may be a secret), so a line costs microseconds."""
+    if not isinstance(value, str):
+        return Redactor(key=_LOG_KEY, scope="logs").redact_value(value)
+    if len(value) > _LOG_CACHED_CHARS:
+        return Redactor(key=_LOG_KEY, scope="logs").redact(value)
+    digest = hmac.new(_LOG_KEY, value.encode("utf-8", "surrogatepass"), hashlib.blake2b).digest()
+    cached = _LOG_CACHE.get(digest)
+    if cached is None:
+        if len(_LOG_CACHE) >= _LOG_CACHE_SIZE:
+            _LOG_CACHE.clear()
+        cached = _LOG_CACHE[digest] = Redactor(key=_LOG_KEY, scope="logs").redact(value)
+    return cached
+
+
+__all__ = ["PLACEHOLDER", "RedactionPolicy", "Redactor", "luhn_valid", "redact_for_log"]

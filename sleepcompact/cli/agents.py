@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sleepcompact.cli.common import JsonFlag, SourceType, app, console, errors, memory, preview, show
 from sleepcompact.domain.journal import KNOWN_TAGS, MemoryRecord
+from sleepcompact.domain.provenance import PROVENANCES
 
 journal_app = typer.Typer(
     help="The agent's journal (consolidated into memory during sleep).", no_args_is_help=True
@@ -29,12 +31,24 @@ def journal_add(
         SourceType, typer.Option(help="How far the source is trusted.")
     ] = SourceType.direct,
     tag: Annotated[list[str] | None, typer.Option(help=f"Tags: {', '.join(sorted(KNOWN_TAGS))}.")] = None,
+    provenance: Annotated[
+        str,
+        typer.Option(
+            help=f"Where the text came from ({', '.join(PROVENANCES)}); tool, fetched and environment "
+            "text is stored environmental whatever --source-type says."
+        ),
+    ] = "agent",
     as_json: JsonFlag = False,
 ) -> None:
     """Write a journal entry (scored now by the heuristic) and print its id."""
     with memory() as mem:
         entry_id = mem.journal.add(
-            conversation, content, source_type=source_type.value, tags=tag or (), origin="manual"
+            conversation,
+            content,
+            source_type=source_type.value,
+            tags=tag or (),
+            origin="manual",
+            provenance=provenance,
         )
     show({"journal_entry_id": entry_id}, as_json, f"journal entry {entry_id}")
 
@@ -57,7 +71,7 @@ def journal_list(
                 str(r.id),
                 r.status,
                 str(r.importance),
-                r.source_type,
+                f"{r.source_type} ({r.provenance})" if r.provenance else r.source_type,
                 r.origin,
                 ",".join(r.tags),
                 preview(r.content, 80),
@@ -135,14 +149,25 @@ def memories_delete(
 
 
 def _memory_table(rows: list[MemoryRecord]) -> None:
+    """The memories as a table; a ``flagged`` one (never recalled) shows why it was flagged."""
     table = Table()
-    for col in ("id", "kind", "confidence", "importance", "valid", "content"):
+    for col in ("id", "kind", "confidence", "importance", "trust", "valid", "content"):
         table.add_column(col)
     for r in rows:
         valid = (
             f"no: {r.invalidation_reason}" if r.invalidation_reason else "no" if r.invalidated_at else "yes"
         )
+        # Escaped: a flagged memory is an attacker's text, and rich would read its [markup].
+        content = escape(preview(r.content, 90))
+        if r.flags:
+            content += "\nflagged: " + escape("; ".join(preview(f, 60) for f in r.flags))
         table.add_row(
-            str(r.id), r.kind, f"{r.confidence:.2f}", str(r.importance), valid, preview(r.content, 90)
+            str(r.id),
+            r.kind,
+            f"{r.confidence:.2f}",
+            str(r.importance),
+            f"{r.source_trust:.1f}",
+            valid,
+            content,
         )
     console().print(table)

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from sleepcompact.cli.common import JsonFlag, Role, app, console, errors, memory, show
+from sleepcompact.services.history import CompactionInfo
 
 ConversationArg = Annotated[str, typer.Argument(help="Conversation id.")]
 
@@ -68,7 +69,7 @@ def compact(
 @app.command()
 @errors
 def history(conversation: ConversationArg, as_json: JsonFlag = False) -> None:
-    """Compactions of a conversation with their figures (flagged summaries marked)."""
+    """Compactions of a conversation with their figures (flagged summaries marked, and why)."""
     with memory() as mem:
         rows = mem.compactions.history(conversation)
 
@@ -99,8 +100,19 @@ def history(conversation: ConversationArg, as_json: JsonFlag = False) -> None:
                 "FLAGGED" if r.flagged else "",
             )
         console().print(table)
+        # Why, under the table: a reason is too long for a column of a piped (120-column) table.
+        for r in rows:
+            if why := _why(r):
+                console().print(f"{r.id}: {why}", soft_wrap=True)
 
     show(rows, as_json, text)
+
+
+def _why(r: CompactionInfo) -> str:
+    """Why a compaction ended as it did (a fallback's or failure's reason), or what it quarantined."""
+    if r.error:
+        return escape(r.error)
+    return f"{len(r.quarantined)} lines quarantined" if r.quarantined else ""
 
 
 @app.command()

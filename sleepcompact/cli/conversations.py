@@ -52,6 +52,10 @@ def create(
     context_window: Annotated[int | None, typer.Option(help="Override the model's context window.")] = None,
     tenant: Annotated[str, typer.Option(help="Tenant id.")] = "default",
     agent: Annotated[str, typer.Option(help="Agent id.")] = "default",
+    summary_instructions: Annotated[
+        str | None,
+        typer.Option(help="Added to every summary of this conversation (sleep ticks, the guard, batches)."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Create an empty conversation and print its id."""
@@ -62,6 +66,7 @@ def create(
             context_window=context_window,
             tenant_id=tenant,
             agent_id=agent,
+            policy={"summary_instructions": summary_instructions} if summary_instructions else None,
         )
     show({"conversation_id": cid}, as_json, cid)
 
@@ -231,12 +236,18 @@ def export(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the export to this file.")
     ] = None,
+    shareable: Annotated[
+        bool,
+        typer.Option(
+            "--shareable", help="Redact secrets everywhere in it (to share; an exact export restores)."
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Every message ever appended, with its state. The export document is JSON: printed, or written to
     ``--output`` (then ``--json`` prints where it went as JSON)."""
     with memory() as mem:
-        document = mem.export(conversation).to_dict()
+        document = mem.export(conversation, shareable=shareable).to_dict()
     if output is None:
         typer.echo(json_text(document))
         return

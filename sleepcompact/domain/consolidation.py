@@ -5,7 +5,10 @@ returns what to create, reinforce and invalidate; the service applies the plan i
 one transaction. Entries under the importance floor are not promoted; exact and
 near duplicates merge (confidence rises); a new claim that contradicts an old one
 supersedes it and a contradiction record keeps the history; unanswered questions
-become knowledge gaps. The user's word wins: a memory the user corrected (``pinned``)
+become knowledge gaps. Text that carries instructions aimed at the model
+(``injection.flag_imperatives``, or an entry tagged ``flagged`` when it was journaled) never becomes a
+fact: it is kept, whatever its importance, as a ``flagged`` memory with the reasons, for an admin to
+audit; recall never shows that kind. The user's word wins: a memory the user corrected (``pinned``)
 is never superseded by an automatic entry (anything but a ``manual`` one), and an
 automatic entry that restates what the user deleted or corrected away (``retracted``)
 is not learned again; both are ``overruled``. Everything is rule based, hence
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sleepcompact.domain.claims import Statement, analyze, contradicts, duplicate_score
+from sleepcompact.domain.injection import flag_imperatives
 
 SUPERSEDE_TRUST = 0.5
 """Least source trust an entry needs to supersede a memory (the recall floor: below it, not believed)."""
@@ -41,7 +45,7 @@ class MemoryIn:
     """An existing valid (not invalidated) memory of the same tenant and agent; ids are positive."""
 
     id: int
-    kind: str  # fact | preference | insight | knowledge_gap | contradiction
+    kind: str  # fact | preference | insight | knowledge_gap | contradiction | flagged
     content: str
     confidence: float
     importance: int
@@ -59,6 +63,7 @@ class NewMemory:
     importance: int
     source_journal_ids: tuple[int, ...]
     supersedes: int | None = None
+    flags: tuple[str, ...] = ()  # a ``flagged`` memory: why its text looks like instructions to the model
 
 
 @dataclass(frozen=True)
@@ -108,12 +113,25 @@ class ConsolidationPlan:
 _KINDS = (("question", "knowledge_gap"), ("preference", "preference"), ("decision", "insight"))  # else fact
 _CLAIMS = frozenset({"fact", "preference", "insight"})
 _NOT_CLAIMS = frozenset({"error", "identifier"})  # observations and lists of names, not claims of state
+FLAGGED = "flagged"
+"""The kind (and the journal tag) of text that looks like instructions to the model: for audit, never
+recalled."""
+JOURNALED_FLAG = "flagged when journaled"
+
+
+def entry_flags(entry: EntryIn) -> tuple[str, ...]:
+    """Why an entry looks like instructions aimed at the model (empty when it does not)."""
+    flags = tuple(flag_imperatives(entry.content))
+    return flags or ((JOURNALED_FLAG,) if FLAGGED in entry.tags else ())
 
 
 def _compatible(a: str, b: str) -> bool:
-    # A restated question is the same gap, but a gap never merges into a fact; notes never merge.
+    # A restated question is the same gap, but a gap never merges into a fact; notes never merge;
+    # flagged text merges only with flagged text.
     if "contradiction" in (a, b):
         return False
+    if FLAGGED in (a, b):
+        return a == b
     return a == b or "knowledge_gap" not in (a, b)
 
 
@@ -132,6 +150,7 @@ class _Target:
     alive: bool = True
     pinned: bool = False  # a user's correction
     redirect: _Target | None = None  # the contradiction record that replaced a superseded new memory
+    flags: tuple[str, ...] = ()
 
     def absorb(self, entry: EntryIn, *, rise: bool = True) -> None:
         """Take a duplicate entry as a source; a source of trust t closes t/2 of the remaining doubt."""
@@ -182,14 +201,15 @@ class _Planner:
     def place(self, entry: EntryIn) -> None:
         """Merge the entry into a memory it restates, or make it a new memory (superseding what it
         contradicts, when its source is trusted enough to)."""
-        if "summary" in entry.tags or entry.importance < self.floor:
+        flags = () if "summary" in entry.tags else entry_flags(entry)
+        if "summary" in entry.tags or (entry.importance < self.floor and not flags):
             self.home[entry.id] = None
             return
         if entry.id in self.owner:
             self.owner[entry.id].absorb(entry, rise=False)
             self.home[entry.id] = self.owner[entry.id]
             return
-        kind = next((k for tag, k in _KINDS if tag in entry.tags), "fact")
+        kind = FLAGGED if flags else next((k for tag, k in _KINDS if tag in entry.tags), "fact")
         stmt = analyze(entry.content)
         candidates = [t for t in (*self.existing, *self.drafts) if t.alive and _compatible(t.kind, kind)]
         if entry.origin != "manual" and self._overruled(stmt, kind, candidates):
@@ -207,6 +227,7 @@ class _Planner:
         draft = _Target(
             kind, entry.content.strip(), entry.source_trust, entry.importance, stmt, sources=[entry.id]
         )
+        draft.flags = flags
         self.drafts.append(draft)
         self.home[entry.id] = draft
         # An untrusted source (a scraped page, a tool's say-so) may add a claim but never retire one.
@@ -254,7 +275,9 @@ class _Planner:
 
         return ConsolidationPlan(
             new=tuple(
-                NewMemory(d.kind, d.content, d.confidence, d.importance, tuple(d.sources), d.supersedes)
+                NewMemory(
+                    d.kind, d.content, d.confidence, d.importance, tuple(d.sources), d.supersedes, d.flags
+                )
                 for d in new
             ),
             merges=tuple(

@@ -163,6 +163,19 @@ class ContextOverflow(SleepcompactError):
         self.fixed_tokens = fixed_tokens
 
 
+class StoreUnavailable(SleepcompactError):
+    """The database could not be reached, or the connection was lost mid-transaction (a server restart,
+    a terminated backend, a network fault, a full or read-only disk). The transaction was rolled back,
+    so nothing of it was written; retrying later is safe. Raised where the store meets its callers
+    (the unit of work, the guard's read, startup), never as a raw driver error."""
+
+
+class StoreBusy(StoreUnavailable):
+    """The database stayed locked by another writer past the busy timeout (SQLite's
+    ``SLEEPCOMPACT_SQLITE_BUSY_TIMEOUT``; on PostgreSQL a lock or serialization conflict). Nothing was
+    written; retry."""
+
+
 class DatabaseNotInitialized(SleepcompactError):
     """The database has not been migrated to this version's schema; run ``sleepcompact init``."""
 

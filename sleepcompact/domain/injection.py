@@ -1,142 +1,289 @@
 """Injection flags: text that carries instructions aimed at the model (DESIGN section 7).
 
-Tool output and quoted text end up in the summarization prompt and in the
-summary itself; what looks like orders addressed to a model is reported, never
-copied into history as if it were.
+Tool output and quoted text end up in the summarization prompt and in the summary itself; what looks
+like orders addressed to a model is reported, never copied into history as if it were.
+
+``detect`` reads a text as a model would (``domain.injection_text``: invisibles stripped, look-alikes
+mapped, encoded runs decoded), matches the weighted rules (``injection_rules_address``: who is
+addressed and how; ``injection_rules``: what is asked for; ``injection_rules_i18n``: other languages)
+chunk by chunk where their gates pass (``injection_gates``), and adds the weights of the distinct
+rules found within ``WINDOW`` lines of each other: at ``THRESHOLD`` the text is flagged. A match that
+is reported speech (quoted in an article about attacks, or "the page told the model to ...") is kept
+as a finding but does not count. ``domain.quarantine`` uses the verdict on summaries.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff]")
+from sleepcompact.domain.injection_gates import passes, tokens_of
+from sleepcompact.domain.injection_rules import ACTION_RULES, Rule
+from sleepcompact.domain.injection_rules_address import ADDRESS_RULES
+from sleepcompact.domain.injection_rules_i18n import RULES_I18N
+from sleepcompact.domain.injection_text import payloads, strip_invisible, views
 
+__all__ = [
+    "THRESHOLD",
+    "Finding",
+    "Verdict",
+    "detect",
+    "flag_imperatives",
+    "flagged_lines",
+    "strip_invisible",
+]
 
-def strip_invisible(text: str) -> str:
-    """Text without zero-width and other invisible characters, a common disguise."""
-    return _INVISIBLE.sub("", text)
+THRESHOLD = 1.0
+"""The summed weight at which a text is flagged."""
+WINDOW = 8
+"""Lines within which signs add up (a long tool output's scattered weak signs do not)."""
+_MAX_DEPTH = 2  # base64 inside base64 is read; deeper nesting is not worth the time
+_MATCHES_PER_RULE = 4
+_CHUNK_CHARS = 4000  # rules run on chunks of about this size, each only where its gate passes
+_OVERLAP_LINES = 2  # a chunk repeats the lines before it, for rules that span a line break
+_CONTEXT_CHARS = 400  # how far around a match reported speech is looked for
+RULES: tuple[Rule, ...] = (*ADDRESS_RULES, *ACTION_RULES)
+"""The English rules, in the order reasons are listed."""
 
-
-# Cyrillic and Greek letters that look Latin; NFKC leaves them alone, so "іgnore" would slip through.
-_HOMOGLYPHS = str.maketrans(
-    "аеорсухіјѕԁɡνοκτАВЕНІЈКМОРСТХΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
-    "aeopcyxijsdgvoktABEHIJKMOPCTXABEHIKMNOPTXYZ",
+# An article about attacks: quoting an attack there is reporting it.
+_META = re.compile(
+    r"\b(?:prompt[- ]injections?|injections?|jailbreaks?|attacks?|attackers?|adversar\w*|malicious"
+    r"|red[- ]team\w*|phishing|social\s+engineering|exfiltrat\w*|owasp|cve-\d|security|vulnerab\w*|exploits?"
+    r"|payloads?|defen[cs]es?|detectors?|filters?|incidents?|researchers?|blog|article|paper|study|slides?"
+    r"|course|training|tutorial)\b",
+    re.I,
 )
-
-
-_AI = r"(?:ai|assistant|llm|model|language model|agent|chatbot|bot|claude|chatgpt|gpt)"
-# (reason, pattern); a pattern is aimed at the model or overrides its instructions, never ordinary
-# coding-agent talk like "run the tests" or "I will call grep".
-_IMPERATIVES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (reason, re.compile(pattern, re.I | re.M))
-    for reason, pattern in (
-        (
-            "overrides earlier instructions",
-            r"\b(?:ignore|disregard|forget|override|bypass)\b[\s\w,]{0,20}?\b(?:previous|prior|above|earlier"
-            r"|preceding|original|system|your|all)\b[\s\w]{0,20}?\b(?:instructions?|prompts?|rules|directions"
-            r"|directives|guidelines|guardrails|context|messages|constraints)\b",
-        ),
-        (
-            "disregards the above",
-            r"\bdisregard\s+(?:the\s+|everything\s+|all\s+)?(?:above|before|previous|prior)\b",
-        ),
-        (
-            "reassigns the model's role",
-            # "you are now logged in" is a login banner, not a new role.
-            r"\byou\s+are\s+now\b(?!\s+(?:logged|signed|connected|viewing|subscribed|registered|on\s+page"
-            r"|in\s+(?:the\s+)?(?:directory|folder|branch|repo)))|\bfrom\s+now\s+on,?\s+you\b"
-            r"|\byou\s+(?:will|must)\s+now\b"
-            r"|\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:if\s+you|an?\s+(?:unrestricted|different|new"
-            r"|evil|jailbroken))|\byour\s+(?:new|real|actual|true)\s+(?:task|instructions?|role|goal|purpose)\b",
-        ),
-        (
-            "declares new instructions",
-            r"\b(?:new|updated|real|actual|hidden|secret)\s+(?:system\s+)?instructions?\s*(?::|are\b|follow)"
-            r"|\b(?:instructions|rules|guidelines|prompt)\s+(?:you\s+(?:were|have\s+been)\s+given|above)\s+"
-            r"(?:are|is)\s+(?:outdated|obsolete|void|wrong|no\s+longer\s+valid)|\buse\s+these\s+(?:instructions\s+)?"
-            r"instead\b|\b(?:then|and)\s+ignore\s+(?:it|this|that|them|the\s+above)\b",
-        ),
-        (
-            "fakes a conversation turn",
-            r"^\s*(?:Human|Assistant)\s*:",
-        ),
-        (
-            "asks for the system prompt",
-            r"\b(?:reveal|print|show|repeat|output|leak|tell\s+me|display|dump|expose|recite)\s+(?:me\s+)?"
-            r"(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:full\s+|complete\s+|original\s+|hidden\s+|initial\s+)?"
-            r"(?:system\s+prompt|system\s+message|instructions|initial\s+prompt|hidden\s+prompt|prompt)\b"
-            r"|\bwhat\s+(?:is|are)\s+your\s+(?:system\s+prompt|instructions)\b",
-        ),
-        (
-            "chat-template or system markers",
-            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|begin_of_text|start_header_id|eot_id)\|>"
-            r"|\[/?INST\]|<</?SYS>>|</?system>|\bBEGIN\s+(?:SYSTEM|ADMIN|DEVELOPER)\b"
-            r"|\bEND\s+OF\s+(?:SYSTEM\s+PROMPT|INSTRUCTIONS)\b|^\s*\[?system\]?\s*:\s*(?:you|ignore|new|from\s+now)",
-        ),
-        (
-            "addressed to the model",
-            rf"\b(?:note|message|instructions?|attention)\s+(?:to|for)\s+(?:the\s+|any\s+)?{_AI}s?\b"
-            rf"|\b(?:attention|hey|dear|ok|okay)\s*,?\s+(?:the\s+)?(?:{_AI}|summari[sz]er)s?\s*[:,!]"
-            rf"|^\s*(?:{_AI}|summari[sz]er)\s*,\s*(?:do|don't|please|you|ignore|instead|write|say|never|always)\b"
-            rf"|\bif\s+you\s+are\s+(?:an?\s+)?{_AI}\b|\b{_AI}s?\s+(?:reading|processing|summari[sz]ing)\s+this\b"
-            rf"|^\s*(?:dear\s+)?{_AI}\s*[,:]\s*(?:you\s+)?(?:must|should|need|have\s+to|will|please|ignore|now"
-            r"|stop|do)\b",
-        ),
-        (
-            "sends data to an outside address",
-            r"\b(?:send|post|upload|exfiltrate|forward|transmit|leak|email|submit)\b[^\n]{0,100}?\bto\s+"
-            r"(?:https?://|[\w.+-]+@[\w-]+\.\w)|\bcurl\b[^\n]{0,200}?\s(?:-d|--data(?:-binary)?|-F|-T|--upload-file)\s*@",
-        ),
-        ("pipes a download into a shell", r"\b(?:curl|wget)\b[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),
-        (
-            "orders a tool call",
-            r"\b(?:call|invoke|trigger|execute)\s+the\s+(?:tool|function)\s+[`'\"]?\w+"
-            r"|\b(?:call|invoke|trigger)\s+the\s+[`'\"]?[\w-]+[`'\"]?\s+(?:tool|function)\b",
-        ),
-        (
-            "orders commands to be run",
-            r"\b(?:execute|run)\s+(?:the\s+|this\s+)?(?:following|below)\s+(?:shell\s+|bash\s+|python\s+)?"
-            r"(?:commands?|code|script|snippet)\b",
-        ),
-        ("image link that leaks data", r"!\[[^\]\n]{0,200}\]\(\s*https?://[^)\s]{0,300}\?[^)\s]{0,500}\)"),
-        (
-            "hides actions from the user",
-            r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention|reveal|show|alert|notify|let)\b[^\n.]{0,30}"
-            r"\bthe\s+user\b|\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
-        ),
-        (
-            "jailbreak or safety bypass",
-            r"\bjailbr(?:eak|oken)\w*|\bDAN\s+mode\b|\bdo\s+anything\s+now\b|\b(?:disable|bypass|turn\s+off"
-            r"|ignore|remove)\s+(?:all\s+|your\s+|the\s+)?(?:safety|content)\s+(?:filters?|guidelines|guardrails"
-            r"|restrictions|checks)\b|\bwithout\s+(?:any\s+)?(?:restrictions|limitations|filters)\b",
-        ),
-        (
-            "asks for secrets",
-            r"(?<!not )(?<!n't )(?<!never )\b(?:reveal|send|dump|leak|exfiltrate|share|paste)\s+(?:me\s+)?"
-            r"(?:all\s+)?(?:the\s+|your\s+|any\s+)?(?:api[_\s-]?keys?|secrets?|passwords?|credentials|private\s+keys?"
-            r"|tokens)\b|\b(?:cat|print|send|upload)\b[^\n]{0,40}?(?:id_rsa|/etc/(?:passwd|shadow)|\.ssh/|"
-            r"\.aws/credentials)",
-        ),
-    )
+# Words that introduce a quotation as an example ("phrases like", "the string", "attackers write").
+_FRAME = re.compile(
+    r"(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|strings?|payloads?|text|known\s+as"
+    r"|called|begins?\s+with|starts?\s+with|contain(?:s|ing)?|reads?|says?|said|wrote|writes?|write|quoted?"
+    r"|example|as|of)\W{0,3}$",
+    re.I,
 )
+# Narration of what an attack did: "a page told the assistant to ...".
+_NARRATION = re.compile(
+    r"\b(?:told|tells|telling|asked|asks|asking|instruct(?:ed|s|ing)|trick(?:ed|s|ing)|convinc(?:ed|es|ing)"
+    r"|persuad(?:ed|es|ing)|coax(?:ed|es|ing)|urg(?:ed|es|ing)|direct(?:ed|s|ing)|got|gets|getting|made"
+    r"|makes|making|caus(?:ed|es|ing)|forc(?:ed|es|ing))\s+(?:the|an?|its|their|some"
+    r"|many)\s+(?:\w+\s+)?(?:models?|assistants?|ai|llms?|agents?|bots?|chatbots?|systems?|users?"
+    r"|you)\s+(?:to|into)\s+$",
+    re.I,
+)
+# A summary or a report naming what it did not follow: "it contained an instruction to ...".
+_NAMED = re.compile(
+    r"\b(?:an?|the|its|their|\w+'s)\s+(?:\w+\s+)?(?:instruction|request|attempt|order)s?\s+to\s+$"
+    r"|\b(?:attempted|tried|trying|attempts?)\s+to\s+$",
+    re.I,
+)
+# ...unless it says the instruction was obeyed ("decided to follow the page's instruction to ...").
+_OBEYED = re.compile(
+    r"\b(?:follow(?:s|ed|ing)?|obey(?:s|ed|ing)?|compl(?:y|ied|ies|ying)\s+with|carr(?:y|ied)\s+out"
+    r"|execut(?:e|ed|ing)|act(?:ed)?\s+on|per|as\s+(?:instructed|requested))\b",
+    re.I,
+)
+_REFUSED = re.compile(r"\b(?:not|never|refused|declined|ignored|rejected|without)\b|n't\b", re.I)
+_NARRATION_PRESENT = re.compile(
+    r"\b(?:ask|tell|urge|instruct|trick|convince|persuade|get|make|cause|force)\s+(?:you|users|people"
+    r"|victims|the\s+user|the\s+model|the\s+assistant)\s+(?:to|into)\s+$",
+    re.I,
+)
+# An unquoted example in an article: "tokens such as <|im_start|>".
+_EXAMPLE = re.compile(
+    r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|including)\b[^.!?]{0,60}$", re.I
+)
+# Code spans (backticks) are not quotations: "run `curl ... | sh`" is an order.
+_PAIRS = {"“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "„": "“"}
+_HIDDEN = ("base64", "hex", "tag characters", "rot13")  # readings of decoded payloads
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule that matched: where (``line`` of the original text), what, and whether it counted."""
+
+    rule: str
+    reason: str
+    weight: float
+    line: int
+    excerpt: str
+    via: str = "text"  # the reading it matched in: text, latin, squeezed, base64, hex, tag characters, rot13
+    reported: bool = False  # quoted or narrated as an example: shown, not counted
+
+    def describe(self) -> str:
+        """``reason: 'excerpt'`` (with the encoding when it was hidden)."""
+        hidden = f" (hidden in {self.via})" if self.via in _HIDDEN else ""
+        return f"{self.reason}{hidden}: {self.excerpt!r}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``detect`` found in a text: flagged or not, the score, and every finding with its line."""
+
+    flagged: bool
+    score: float
+    findings: tuple[Finding, ...]
+
+    @property
+    def counted(self) -> tuple[Finding, ...]:
+        """The findings that count (reported speech left out)."""
+        return tuple(f for f in self.findings if not f.reported)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Each counted rule once (per encoding it was hidden in), in a fixed order, with its first
+        excerpt; empty when not flagged."""
+        if not self.flagged:
+            return []
+        seen: dict[str, str] = {}
+        for f in self.counted:
+            seen.setdefault(f.reason if f.via not in _HIDDEN else f"{f.reason}/{f.via}", f.describe())
+        return list(seen.values())
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """Indexes (into ``text.split("\\n")``) of the lines carrying counted findings, when flagged."""
+        return tuple(sorted({f.line for f in self.counted})) if self.flagged else ()
+
+
+def _quoted(line: str, start: int, end: int) -> tuple[bool, str]:
+    """Whether ``line[start:end]`` sits inside a prose quotation, and the text before the quotation."""
+    before, after = line[:start], line[end:]
+    if before.count('"') % 2 == 1 and '"' in after:
+        opening = before.rfind('"')
+        lead = before[:opening].rstrip()
+        # A JSON value or an HTML attribute is data, not a quotation.
+        return (not lead.endswith((":", "=", "[", ",", "{")), lead)
+    for opening_char, closing in _PAIRS.items():
+        opening = before.rfind(opening_char)
+        if opening >= 0 and closing not in before[opening + 1 :] and closing in after:
+            return True, before[:opening].rstrip()
+    opening = before.rfind("'")
+    if opening >= 0 and (opening == 0 or not before[opening - 1].isalnum()):
+        close = re.search(r"'(?![A-Za-z])", after)
+        if close and "'" not in before[opening + 1 :]:
+            return True, before[:opening].rstrip()
+    return False, ""
+
+
+def _reported(text: str, start: int, end: int, meta: bool) -> bool:
+    """Whether the match at ``text[start:end]`` is reported speech rather than an instruction."""
+    # The context is the line, at most a few hundred characters either side (a minified page is one line).
+    line_start = max(text.rfind("\n", 0, start) + 1, start - _CONTEXT_CHARS)
+    line_end = text.find("\n", end, end + _CONTEXT_CHARS)
+    line = text[line_start : line_end if line_end >= 0 else min(len(text), end + _CONTEXT_CHARS)]
+    preceding = text[max(line_start, start - 80) : start]
+    if _NARRATION.search(preceding):
+        return True
+    if _NAMED.search(preceding) and not (_OBEYED.search(preceding) and not _REFUSED.search(preceding)):
+        return True
+    if meta and _NARRATION_PRESENT.search(preceding):
+        return True
+    quoted, lead = _quoted(line, start - line_start, end - line_start)
+    if not quoted:
+        return meta and _EXAMPLE.search(preceding) is not None
+    sentence = re.split(r"[.!?]\s", lead)[-1]
+    return meta or _FRAME.search(sentence[-40:]) is not None
+
+
+def _matches(rule: Rule, text: str, meta: bool) -> Iterator[tuple[re.Match[str], bool]]:
+    """A rule's first few matches in ``text``, each with whether it is reported speech."""
+    for n, match in enumerate(rule.pattern.finditer(text)):
+        if n >= _MATCHES_PER_RULE:
+            return
+        yield match, _reported(text, match.start(), match.end(), meta)
+
+
+def _chunks(text: str) -> Iterator[tuple[int, str]]:
+    """``text`` in chunks of whole lines (each with the index of its first line), overlapping a little."""
+    lines = text.split("\n")
+    start, size = 0, 0
+    for i, line in enumerate(lines):
+        size += len(line) + 1
+        if size >= _CHUNK_CHARS or i == len(lines) - 1:
+            first = max(0, start - _OVERLAP_LINES)
+            yield first, "\n".join(lines[first : i + 1])
+            start, size = i + 1, 0
+
+
+def _rule_findings(text: str) -> list[Finding]:
+    """The findings of every rule over each reading of ``text``, chunk by chunk."""
+    found: dict[tuple[str, str, int], Finding] = {}
+    meta = _META.search(text) is not None
+    for view in views(text):
+        # Other languages are read before look-alikes are mapped: Cyrillic stays Cyrillic.
+        rules = (*RULES, *RULES_I18N) if view.how == "plain" else RULES
+        via = "text" if view.how == "plain" else view.how
+        for first, chunk in _chunks(view.text):
+            tokens = tokens_of(chunk.lower())
+            for rule in rules:
+                if not passes(rule.name, tokens):
+                    continue
+                for match, reported in _matches(rule, chunk, meta):
+                    line = first + chunk.count("\n", 0, match.start())
+                    excerpt = " ".join(match.group().split())[:80]
+                    finding = Finding(rule.name, rule.reason, rule.weight, line, excerpt, via, reported)
+                    found.setdefault((rule.name, via, line), finding)
+    return list(found.values())
+
+
+def _payload_findings(text: str, depth: int) -> list[Finding]:
+    """Findings for encoded runs whose decoded text carries signs of its own."""
+    found: list[Finding] = []
+    for payload in payloads(text):
+        inner = _detect(payload.text, depth + 1)
+        for f in inner.counted:
+            line = f.line if payload.how == "rot13" else payload.line
+            found.append(Finding(f.rule, f.reason, f.weight, line, f.excerpt, payload.how))
+    return found
+
+
+def _score(findings: list[Finding]) -> float:
+    """The highest sum, over windows of ``WINDOW`` lines, of the weights of the distinct rules in it
+    (a rule's weight is fixed). One pass over the findings in line order, however many there are."""
+    counted = sorted((f for f in findings if not f.reported), key=lambda f: f.line)
+    in_window: dict[str, int] = {}
+    total = best = 0.0
+    tail = 0
+    for f in counted:
+        in_window[f.rule] = in_window.get(f.rule, 0) + 1
+        total += f.weight if in_window[f.rule] == 1 else 0.0
+        while counted[tail].line < f.line - WINDOW:
+            gone = counted[tail]
+            in_window[gone.rule] -= 1
+            total -= gone.weight if in_window[gone.rule] == 0 else 0.0
+            tail += 1
+        best = max(best, total)
+    return round(best, 3)
+
+
+def _detect(text: str, depth: int) -> Verdict:
+    findings = _rule_findings(text)
+    if depth < _MAX_DEPTH:
+        findings += _payload_findings(text, depth)
+    score = _score(findings)
+    return Verdict(score >= THRESHOLD, score, tuple(findings))
+
+
+def detect(text: str) -> Verdict:
+    """Whether ``text`` carries instructions aimed at the model, with the score and every finding.
+
+    Reads the text as a model would (invisible characters stripped, NFKC, Cyrillic and Greek look-alikes
+    mapped to Latin, spaced-out and leetspeak words joined, HTML entities and JSON escapes decoded) and
+    also what its base64, hex, tag-character and ROT13 runs decode to. Linear in the length of ``text``.
+    """
+    return _detect(text, 0)
 
 
 def flag_imperatives(text: str) -> list[str]:
     """Reasons ``text`` looks like it carries instructions aimed at the model (empty when clean).
 
-    Checks for overriding earlier instructions, role reassignment, prompt
-    extraction, chat-template markers, exfiltration (links, uploads, image
-    beacons), ordered tool calls or commands, and jailbreak phrasing. Each
-    reason appears once, with the first matching excerpt, in a fixed order.
+    Each reason appears once, as ``reason: 'excerpt'`` with its first matching excerpt, in the rules'
+    fixed order; see ``detect`` for the verdict with the lines.
     """
-    # Fullwidth letters, invisible characters and emphasis markers are common disguises.
-    normalized = strip_invisible(unicodedata.normalize("NFKC", text)).translate(_HOMOGLYPHS)
-    normalized = normalized.replace("*", "").replace("~", "")
-    reasons: list[str] = []
-    for reason, pattern in _IMPERATIVES:
-        match = pattern.search(normalized)
-        if match:
-            excerpt = " ".join(match.group().split())[:80]
-            reasons.append(f"{reason}: {excerpt!r}")
-    return reasons
+    return detect(text).reasons
+
+
+def flagged_lines(text: str) -> list[str]:
+    """The lines of ``text`` that carry what flagged it (empty when it is not flagged)."""
+    lines = text.split("\n")
+    return [lines[i] for i in detect(text).lines if i < len(lines)]

@@ -24,6 +24,7 @@ TAG_BONUS: dict[str, int] = {
     "question": 0,
     "summary": 1,
     "remark": -1,
+    "flagged": 2,  # instructions aimed at the model: kept for audit as a ``flagged`` memory, never a fact
 }
 """What an entry is: the strongest of its kinds adds this much."""
 
@@ -66,6 +67,7 @@ class NewJournalEntry:
     source_type: str
     origin: str
     tags: tuple[str, ...] = field(default_factory=tuple)
+    provenance: str | None = None  # user, assistant, tool, fetched, environment, agent (domain.provenance)
 
     @property
     def source_trust(self) -> float:
@@ -96,6 +98,7 @@ class JournalEntryRecord:
     status: str  # pending, scored, consolidated, pruned
     memory_id: int | None
     created_at: datetime
+    provenance: str | None = None  # where the text came from (domain.provenance); None: written before 0009
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (what ``sleepcompact journal list --json`` prints)."""
@@ -110,7 +113,7 @@ class MemoryRecord:
     id: int
     tenant_id: str
     agent_id: str
-    kind: str  # fact, preference, insight, knowledge_gap, contradiction
+    kind: str  # fact, preference, insight, knowledge_gap, contradiction, flagged (never recalled)
     content: str
     confidence: float
     importance: int
@@ -122,6 +125,7 @@ class MemoryRecord:
     updated_at: datetime
     invalidation_reason: str | None = None  # "deleted by user", "corrected by user"; None when superseded
     corrects: int | None = None  # the memory this user correction replaced
+    flags: tuple[str, ...] = ()  # a ``flagged`` memory: why its text looks like instructions to the model
 
     @property
     def pinned(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from datetime import UTC, datetime
@@ -31,6 +32,24 @@ def join_text(content: Any) -> Any:
     ):
         return "\n".join(b["text"] for b in content)
     return content
+
+
+def json_problem(value: Any, max_depth: int) -> str | None:
+    """Why ``value`` (parsed JSON, or Python data about to be stored as JSON) could not be stored and
+    sent back as valid JSON: nesting deeper than ``max_depth`` or a NaN / Infinity; None when it can.
+
+    Iterative, so a value nested far past the interpreter's recursion limit is measured, not crashed on."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{item!r} is not a finite number (JSON has no NaN or Infinity)"
+        if isinstance(item, Mapping | list | tuple):
+            if depth > max_depth:
+                return f"nested deeper than {max_depth} levels"
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+    return None
 
 
 def json_ready(value: Any) -> Any:

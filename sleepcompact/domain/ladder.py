@@ -60,6 +60,8 @@ class Policy:
     # Not a rung: the archived snippets recalled into the request (``history_recall``), per conversation
     # like the rest of this policy; None means the setting (``SLEEPCOMPACT_RECALL_BUDGET``).
     recall_budget_tokens: int | None = None
+    # Not a rung either: instructions added to this conversation's summary requests, on every path.
+    summary_instructions: str | None = None
 
     def cap(self, usable: int) -> int:
         """Single tool output cap, scaled down for small windows (a 16k plan cannot hold 2,500 tokens)."""

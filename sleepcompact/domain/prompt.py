@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from sleepcompact.domain.injection import strip_invisible
 from sleepcompact.domain.ledger import ledger_section, without_ledger
 from sleepcompact.domain.messages import content_text, image_count
+from sleepcompact.domain.quarantine import screen_rows
 from sleepcompact.domain.records import MessageRecord, tool_names
 
 SUMMARY_PREFIX = (
@@ -228,7 +229,8 @@ def prepared_prompt(
 ) -> tuple[SummaryInput, SummaryPrompt, str]:
     """What the model is asked for (the input without the ledger's share of the budget and without the
     previous ledger), the prompt carrying the ledger as data, and the ledger itself."""
-    ledger = ledger_section(inp.rows, inp.previous_summary, inp.following, inp.max_tokens, count)
+    # The ledger goes into the summary as written: built from the rows with orders to the model taken out.
+    ledger = ledger_section(screen_rows(inp.rows), inp.previous_summary, inp.following, inp.max_tokens, count)
     previous = without_ledger(inp.previous_summary) if inp.previous_summary else None
     narrative = replace(
         inp, previous_summary=previous, max_tokens=max(48, inp.max_tokens - count(ledger) - 2)

@@ -25,7 +25,13 @@ Who is left out, and why:
 - ``knowledge_gap`` memories unless they are relevant: an open question helps
   when its topic comes back (the agent knows it could not answer it before)
   and is noise otherwise;
-- kinds this module does not know: recall shows only what it can label.
+- kinds this module does not know: recall shows only what it can label. Among
+  them ``flagged``: text that carries instructions aimed at the model, kept
+  for an admin to audit, never shown to the model.
+
+Wrapping. Whatever is recalled is data: one block that says so (``HEADER``)
+between ``<memories>`` delimiters, one memory per line. A memory cannot
+close the block early or open another (``memory_line``).
 
 Budget. Memories are taken greedily in rank order; one that does not fit is
 skipped and the next tried. The whole block (header and delimiters included)
@@ -40,6 +46,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from sleepcompact.domain.injection import strip_invisible
 
 TRUST_FLOOR = 0.5
 """Memories whose best source is trusted less than this are never recalled."""
@@ -58,7 +66,8 @@ OPEN_TAG, CLOSE_TAG = "<memories>", "</memories>"
 K1, B, K3 = 1.2, 0.75, 1.2
 
 _WORD = re.compile(r"[^\W_]+")
-_TAG = re.compile(r"<(/?)\s*(memories)", re.I)
+_ANGLE = re.compile("[<\uff1c\ufe64]")  # "<" and the fullwidth and small forms NFKC folds into it
+_TAG_LOOKAHEAD = 48
 _STOPWORDS = frozenset(
     re.findall(
         r"\w+",
@@ -158,13 +167,25 @@ def relevance(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[
     return scores
 
 
+def _opens_tag(tail: str) -> bool:
+    """Whether text right after a ``<`` reads as ``memories`` or ``/memories`` once disguises are gone
+    (case, fullwidth letters, spaces, zero-width characters)."""
+    folded = "".join(unicodedata.normalize("NFKC", strip_invisible(tail)).casefold().split())
+    return folded.startswith(("memories", "/memories"))
+
+
 def memory_line(c: Candidate) -> str:
     """One memory as the block shows it: a label and the content on a single line.
 
-    A memory cannot close the block early: the ``<`` of a ``<memories>`` or ``</memories>`` inside it
-    becomes ``\u2039``, and line breaks become spaces, so one memory is always one line.
+    A memory cannot close the block early: the ``<`` (or a fullwidth ``\uff1c``) of anything that
+    reads as ``<memories>`` or ``</memories>`` inside it (in any case, spaced out, or with
+    zero-width characters inside) becomes ``\u2039``, and line breaks become spaces, so one memory is
+    always one line.
     """
-    text = _TAG.sub(lambda m: f"\u2039{m.group(1)}{m.group(2)}", " ".join(c.content.split()))
+    text = " ".join(c.content.split())
+    text = _ANGLE.sub(
+        lambda m: "\u2039" if _opens_tag(text[m.end() : m.end() + _TAG_LOOKAHEAD]) else m.group(), text
+    )
     return f"- ({LABELS.get(c.kind, c.kind)}) {text}"
 
 

@@ -16,7 +16,16 @@ from sleepcompact.domain.messages import Content, NormalizedMessage, content_tex
 
 MESSAGE_STATES = ("live", "masked", "truncated", "archived")
 COMPACTION_TRIGGERS = ("sleep", "emergency", "manual", "admin_rerun", "clear")
-COMPACTION_STATUSES = ("running", "applied", "failed", "reverted", "superseded", "stalled", "discarded")
+COMPACTION_STATUSES = (
+    "running",
+    "applied",
+    "failed",
+    "reverted",
+    "superseded",
+    "stalled",
+    "discarded",
+    "vetoed",
+)
 
 
 @dataclass(frozen=True)

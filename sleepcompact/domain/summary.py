@@ -14,6 +14,7 @@ from collections.abc import Callable
 from sleepcompact.domain.ledger import ledger_section, request_status, with_ledger, without_ledger
 from sleepcompact.domain.messages import content_text
 from sleepcompact.domain.prompt import SECTIONS, SUMMARY_PREFIX, SummaryInput
+from sleepcompact.domain.quarantine import notes, screen_line, screen_rows
 from sleepcompact.domain.records import MessageRecord, tool_names
 from sleepcompact.domain.sentences import is_decision, split_sentences, strip_lead_in, user_sentence_tags
 from sleepcompact.domain.summary_items import Item, clip, error_items, identifier_items
@@ -82,6 +83,7 @@ def _previous_items(text: str) -> list[Item]:
         line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", raw).strip()
         if not line or section is None or line.startswith("Keywords:"):  # 0.1's bare word lists
             continue
+        line = screen_line(line)  # an earlier summary (maybe an LLM's) is carried, never its orders
         priority = _CARRIED[section]
         if section == "Task and goals" and not task_seen:
             priority, task_seen = _PROTECTED, True
@@ -241,7 +243,8 @@ def offline_summary(inp: SummaryInput, count: Callable[[str], int]) -> str:
     """
     if inp.max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {inp.max_tokens}")
-    rows = sorted(inp.rows, key=lambda r: (r.seq, r.part))
+    # Lines addressed to the model (tool output, fetched pages) are taken out before anything is copied.
+    rows = list(screen_rows(sorted(inp.rows, key=lambda r: (r.seq, r.part))))
     ledger = ledger_section(rows, inp.previous_summary, inp.following, inp.max_tokens, count)
     previous_body = without_ledger(inp.previous_summary) if inp.previous_summary else ""
     previous = _previous_items(previous_body) if previous_body else []
@@ -250,6 +253,8 @@ def offline_summary(inp: SummaryInput, count: Callable[[str], int]) -> str:
     fresh = _new_items(inp, rows, has_task, tools) if rows else []
     if not rows and not has_task:
         fresh.append(Item("Task and goals", "No messages were folded.", _PROTECTED))
+    if found := notes(rows):  # where orders were taken out: kept like the task, never dropped
+        fresh.append(Item("Lookup hints", found, _PROTECTED))
     merged: dict[tuple[str, str], Item] = {}
     for item in [*previous, *fresh]:
         old = merged.setdefault((item.section, _key(item)), item)

@@ -34,10 +34,22 @@ class Journal:
         source_type: str = "direct",
         tags: Sequence[str] = (),
         origin: str = "agent",
+        provenance: str = "agent",
     ) -> int:
-        """Note something for the conversation's agent; returns the entry's id."""
+        """Note something for the conversation's agent; returns the entry's id.
+
+        ``provenance``: where the text came from (user, assistant, tool, fetched, environment, agent);
+        text from a tool, fetched content or the environment is stored ``environmental`` (trust 0.3,
+        never recalled unless the user says it too), whatever ``source_type`` says.
+        """
         return journal.add_entry(
-            self._deps, conversation_id, content, source_type=source_type, tags=tags, origin=origin
+            self._deps,
+            conversation_id,
+            content,
+            source_type=source_type,
+            tags=tags,
+            origin=origin,
+            provenance=provenance,
         )
 
     def entries(

@@ -54,9 +54,10 @@ class AgentMemoryRepository(Protocol):
         source_trust: float,
         now: datetime,
         corrects: int | None = None,
+        flags: Sequence[str] = (),
     ) -> int:
-        """Insert a memory (``source_trust``: the highest trust among its journal entries; ``corrects``:
-        the memory a user's correction replaces)."""
+        """Insert a memory (``source_trust``: its sources' trust, ``domain.memory_trust``; ``corrects``:
+        the memory a user's correction replaces; ``flags``: why a ``flagged`` memory was flagged)."""
         ...
 
     def reinforce_memory(

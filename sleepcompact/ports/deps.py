@@ -8,6 +8,7 @@ from typing import Protocol
 from sleepcompact.config import Settings
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.hooks import Hooks
 from sleepcompact.ports.llm import Summarizer, TextRedactor, TokenCounter
 from sleepcompact.ports.queue import TaskQueue
 from sleepcompact.ports.uow import UnitOfWork
@@ -44,6 +45,11 @@ class Dependencies(Protocol):
         """Where sleep ticks go (the Celery broker unless another queue was given)."""
         ...
 
+    @property
+    def hooks(self) -> Hooks:
+        """The application's callbacks (``sleepcompact.hooks``); empty unless some were registered."""
+        ...
+
     def uow(self) -> UnitOfWork:
         """A fresh unit of work for writes (one transaction)."""
         ...
@@ -60,7 +66,8 @@ class Dependencies(Protocol):
         """The calibrated tokenizer factors by model family, cached in-process."""
         ...
 
-    def redactor(self) -> TextRedactor:
-        """A fresh redactor for one job: what leaves the process (tool results the model reads) goes
-        through it, with the policy the settings choose."""
+    def redactor(self, scope: str | None = None) -> TextRedactor:
+        """A fresh redactor for one job, keyed with the deployment's redaction key: what leaves the
+        process or becomes memory goes through it. ``scope`` (a conversation id, or an agent) keeps a
+        secret's placeholder the same across every job of that scope and different in any other."""
         ...

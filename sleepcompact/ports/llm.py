@@ -10,10 +10,14 @@ from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 
 
 class TextRedactor(Protocol):
-    """Replaces secrets in text with numbered placeholders (one instance per job: numbering is shared)."""
+    """Replaces secrets with placeholders whose numbers are stable within one scope (a conversation)."""
 
     def redact(self, text: str) -> str:
         """``text`` with every detected secret replaced."""
+        ...
+
+    def redact_value(self, value: Any, label: str | None = None) -> Any:
+        """A JSON-like value with every string redacted at any depth (keys label their values)."""
         ...
 
 
@@ -39,6 +43,10 @@ class SummaryResult:
     cost_usd: float = 0.0
     batch: bool = False
     counted_input_tokens: int | None = None  # our count of what was sent, to calibrate against input_tokens
+    # Lines taken out of the model's summary (its report of instructions found, or what the detector
+    # flagged) and the detector's reasons when it flagged it: kept in the compaction record, never live.
+    quarantined: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
 
 
 class Summarizer(Protocol):

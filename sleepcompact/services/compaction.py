@@ -17,20 +17,24 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 from sleepcompact.domain.errors import ConversationNotFound, TransientLLMError
-from sleepcompact.domain.ladder import Plan, Snapshot, conversation_policy, plan, with_summary_size
+from sleepcompact.domain.journal import NewJournalEntry
+from sleepcompact.domain.ladder import Plan, Policy, Snapshot, conversation_policy, plan, with_summary_size
 from sleepcompact.domain.messages import content_text, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
 from sleepcompact.domain.records import CompactionRecord
 from sleepcompact.ports import Dependencies, Summarizer
+from sleepcompact.services import compaction_hooks
 from sleepcompact.services.compaction_writes import (
     Loaded,
     Summarized,
     apply,
     bare_record,
     build_record,
+    folded_entries,
     input_hash,
     record_only,
 )
@@ -50,7 +54,8 @@ class CompactRequest:
     guard must fit its request). ``factors``: the calibration to plan with (a batch result re-plans with
     the factors it was planned with; default: read with the snapshot). ``reserved_tokens``: model tokens
     the call carries besides the rows (the guard's system prompt, tools, memories), which shrink the
-    budget. ``deadline_s``: bounds the summarizer call. ``summarizer``: default the dependencies' one.
+    budget. ``deadline``: a ``time.monotonic()`` instant the summarizer call must end by (the guard's,
+    set when it was called), else the fallback. ``summarizer``: default the dependencies' one.
     """
 
     trigger: Trigger = "manual"
@@ -60,15 +65,19 @@ class CompactRequest:
     instructions: str | None = None
     factors: Mapping[str, float] | None = None
     reserved_tokens: int = 0
-    deadline_s: float | None = None
+    deadline: float | None = None
     summarizer: Summarizer | None = None
 
 
 def compact(
     deps: Dependencies, conversation_id: str, request: CompactRequest | None = None
 ) -> CompactionOutcome:
-    """Run the ladder on one conversation; see the module docstring for the stages and their rules."""
-    request = request or CompactRequest()
+    """Run the ladder on one conversation; see the module docstring for the stages and their rules.
+    The application's hooks are asked before anything is written and told after (``compaction_hooks``)."""
+    return compaction_hooks.told(deps, _compact(deps, conversation_id, request or CompactRequest()))
+
+
+def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) -> CompactionOutcome:
     started = time.monotonic()
     loaded = load_snapshot(deps, conversation_id, request)
     report = OutcomeReporter(conversation_id, loaded.conv.tenant_id, request.trigger, loaded.budget, started)
@@ -85,6 +94,12 @@ def compact(
         )
     if p.is_noop:
         return _nothing_to_do(deps, loaded, p, request.trigger, report)
+    if deps.hooks:
+        answer = compaction_hooks.consult(deps, loaded, p, request.trigger, request.deadline, report)
+        if isinstance(answer, CompactionOutcome):
+            return answer
+        if answer:
+            request = replace(request, instructions="\n\n".join(filter(None, [request.instructions, answer])))
     summarized: Summarized | None = None
     if p.summary is not None:
         outcome = summarize_stage(deps, loaded, p, request, report)
@@ -197,6 +212,12 @@ def summarize_stage(
     following = tuple(r for r in loaded.snapshot.rows if r.seq > folded_to and r.kind != "summary")
     inp = SummaryInput(p.summary.rows, previous_body, body_budget, following)
     allow = (request.trigger == "emergency") if request.fallback is None else request.fallback
+    instructions = instructions_for(deps, loaded.conv.tenant_id, loaded.policy, request.instructions)
+    # Under the guard's deadline the folded rows are journaled while the model is asked, so a model that
+    # misses its time leaves only the transaction to do after the deadline.
+    journaled = _Journaled()
+    bounded = request.deadline is not None and allow
+    meanwhile = partial(journaled.extract, deps, loaded, p) if bounded else None
     try:
         with report.llm():
             result, fallback_reason = summarize(
@@ -204,9 +225,10 @@ def summarize_stage(
                 inp,
                 p.summary.tokens_replaced,
                 count,
-                instructions=request.instructions,
+                instructions=instructions,
                 fallback=allow,
-                deadline_s=request.deadline_s,
+                deadline=request.deadline,
+                meanwhile=meanwhile,
             )
     except DeferToBatch as deferred:
         return _deferred(deps, loaded, p, request.trigger, summarizer, deferred, report)
@@ -228,7 +250,27 @@ def summarize_stage(
             raise failed.cause from None  # the caller's retrier runs it again
         return outcome
     content = f"{SUMMARY_PREFIX}{note}{result.text.strip()}"
-    return Summarized(result, content, part_tokens(content, count), fallback_reason)
+    return Summarized(result, content, part_tokens(content, count), fallback_reason, journaled.entries)
+
+
+@dataclass
+class _Journaled:
+    """The folded rows' journal entries, once extracted while the model was asked (None: not yet)."""
+
+    entries: list[NewJournalEntry] | None = None
+
+    def extract(self, deps: Dependencies, loaded: Loaded, p: Plan) -> None:
+        """Extract them (``folded_entries``), with the conversation's redaction scope."""
+        self.entries = folded_entries(loaded.conv, p, deps.redactor(loaded.conv.id))
+
+
+def instructions_for(deps: Dependencies, tenant_id: str, policy: Policy, call: str | None) -> str | None:
+    """The custom summary instructions of every automatic and manual path, broadest first: the
+    deployment's, the tenant's, the conversation's (its policy) and this call's; None when there are none."""
+    tenants = dict(deps.settings.tenant_summary_instructions)
+    parts = [deps.settings.summary_instructions, tenants.get(tenant_id), policy.summary_instructions, call]
+    text = "\n\n".join(p.strip() for p in parts if p and p.strip())
+    return text or None
 
 
 def _deferred(

@@ -22,7 +22,7 @@ from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
-from sleepcompact.ports import Dependencies, SummaryResult, UnitOfWork
+from sleepcompact.ports import Dependencies, SummaryResult, TextRedactor, UnitOfWork
 from sleepcompact.services.clock import new_id, utcnow
 
 
@@ -47,6 +47,9 @@ class Summarized:
     content: str
     tokens: int
     fallback_reason: str | None
+    # The folded rows' journal entries, when they were extracted while the model was asked (the guard's
+    # emergency: the write after a deadline then has no extraction left to do); None: extract at apply.
+    folded: list[NewJournalEntry] | None = None
 
 
 def build_record(
@@ -100,22 +103,30 @@ def apply(
     summary message, the compaction record, the journal entries and the calibration. Returns the live
     tokens after, or None when the race was lost (nothing written)."""
     conversation_id = loaded.conv.id
+    # Journaled facts are redacted before the transaction (CPU work on every folded row, no lock held).
+    content = summarized.content if summarized else None
+    folded = summarized.folded if summarized else None
+    entries = journal_entries(loaded.conv, p, content, record.id, deps.redactor(conversation_id), folded)
+    result = summarized.result if summarized else None
+    # The record keeps what was taken out of the model's summary (its flags and lines); the live summary
+    # is marked only when its own text still reads as instructions.
+    live_flags = flag_imperatives(content or "")
+    flags = list(dict.fromkeys([*(result.flags if result else ()), *live_flags]))
+    quarantined = list(result.quarantined) if result else []
     with deps.uow() as uow:
         if not uow.conversations.bump_epoch(conversation_id, loaded.conv.compaction_epoch):
             uow.rollback()
             return None
         now = utcnow()
-        content = summarized.content if summarized else None
-        flags = flag_imperatives(content or "")
         prior = uow.compactions.apply_changes(record.id, p.changes)
-        summary_id = _add_summary(uow, record, summarized, bool(flags), now) if summarized else None
+        summary_id = _add_summary(uow, record, summarized, bool(live_flags), now) if summarized else None
         tokens_after, _ = uow.conversations.recount(conversation_id)
-        meta = {"prior": prior, "summary": content, "flags": flags, "reason": p.reason}
+        meta = {"prior": prior, "summary": content, "flags": flags, "quarantined": quarantined}
         uow.compactions.add(
-            replace(record, summary_message_id=summary_id, tokens_after=tokens_after), meta=meta
+            replace(record, summary_message_id=summary_id, tokens_after=tokens_after),
+            meta={**meta, "reason": p.reason},
         )
-        uow.memories.add_entries(journal_entries(loaded.conv, p, content, record.id), now)
-        result = summarized.result if summarized else None
+        uow.memories.add_entries(entries, now)
         if result is not None and result.counted_input_tokens and result.input_tokens:
             # Real usage calibrates the tokenizer factor of the summarizer's model family.
             default = model_spec(result.model).safety_factor
@@ -138,6 +149,7 @@ def _add_summary(
         "provider": record.summarizer_provider,
         "model": record.summarizer_model,
         "flagged": flagged,
+        "quarantined": len(summarized.result.quarantined),
     }
     row = NewMessage(
         seq, 0, "user", "summary", summarized.content, None, None, None, summarized.tokens, metadata=meta
@@ -181,27 +193,57 @@ def record_only(deps: Dependencies, record: CompactionRecord, status: str, why: 
 
 
 def journal_entries(
-    conv: ConversationRecord, p: Plan, summary: str | None, compaction_id: str
+    conv: ConversationRecord,
+    p: Plan,
+    summary: str | None,
+    compaction_id: str,
+    redactor: TextRedactor,
+    folded: list[NewJournalEntry] | None = None,
 ) -> list[NewJournalEntry]:
-    """Facts leave the live context only after they are safe in the journal."""
+    """Facts leave the live context only after they are safe in the journal, and secrets never get in.
+
+    The folded rows are redacted before extraction: extraction keeps a tool call's argument values
+    without their names (``{"password": "..."}`` becomes the bare value) and sentences without the
+    line around them, which would leave nothing to recognise a secret by. Every entry is redacted
+    again as written (the summary too), with the conversation's placeholders. ``folded``: the folded
+    rows' entries, already extracted (``folded_entries``)."""
     if p.summary is None:
         return []
-    entries = [
-        NewJournalEntry(
-            conv.tenant_id, conv.agent_id, conv.id, d.content, d.source_type, "pre_compaction", d.tags
-        )
-        for d in extract_facts(p.summary.rows, user_name=user_name_of(conv.metadata))
-    ]
+    entries = list(folded) if folded is not None else folded_entries(conv, p, redactor)
     if summary is not None:
         entries.append(
             NewJournalEntry(
                 conv.tenant_id,
                 conv.agent_id,
                 conv.id,
-                f"[{compaction_id}] {summary}",
-                "inference",
+                redactor.redact(f"[{compaction_id}] {summary}"),
+                # The summarizer read tool output too: environmental, like any text of that provenance
+                # (and never promoted: summaries are history, not facts).
+                "environmental",
                 "context_synthesis",
                 ("summary",),
+                "environment",
             )
         )
     return entries
+
+
+def folded_entries(conv: ConversationRecord, p: Plan, redactor: TextRedactor) -> list[NewJournalEntry]:
+    """The journal entries of the rows the summary folds (redacted before extraction, see
+    ``journal_entries``): the CPU-heavy part of a compaction's write, done once per compaction."""
+    if p.summary is None:
+        return []
+    rows = [replace(r, content=redactor.redact_value(r.content)) for r in p.summary.rows]
+    return [
+        NewJournalEntry(
+            conv.tenant_id,
+            conv.agent_id,
+            conv.id,
+            redactor.redact(d.content),
+            d.source_type,
+            "pre_compaction",
+            d.tags,
+            d.provenance,
+        )
+        for d in extract_facts(rows, user_name=user_name_of(conv.metadata))
+    ]

@@ -21,11 +21,10 @@ RenderFormat = Literal["anthropic", "openai"]
 
 MEMORY_SHARE = 0.05
 """The memory block never takes more than this share of the usable budget, whatever the setting."""
-RECENT_USER_TURNS = 2
-RECENT_ROWS = 12
-RECENT_CHARS = 20_000
-"""What "the recent turns" are for recall: the rows since the second-to-last user message, at most
-the last 12 and their last 20,000 characters (one huge tool output must not drown the question)."""
+ANCHOR_ROWS = 12
+ANCHOR_CHARS = 20_000
+"""What memories are ranked against: the summary and the oldest 12 live rows, their first 20,000
+characters (one huge tool output must not drown the task)."""
 
 
 def conversation_thresholds(conv: ConversationRecord, defaults: Thresholds) -> Thresholds:
@@ -175,7 +174,7 @@ def _memories(
         min(deps.settings.memory_budget_tokens, MEMORY_SHARE * budget.usable) / budget.safety_factor
     )
     chosen = recall(
-        [_candidate(m) for m in stored], _recent_text(rows), allowance - MESSAGE_OVERHEAD, counter.count
+        [_candidate(m) for m in stored], _anchor_text(rows), allowance - MESSAGE_OVERHEAD, counter.count
     )
     block = memory_block([r.line for r in chosen])
     return chosen, block, (counter.count(block) + MESSAGE_OVERHEAD if block else 0)
@@ -199,13 +198,16 @@ def _candidate(m: MemoryRecord) -> Candidate:
     )
 
 
-def _recent_text(rows: Sequence[MessageRecord]) -> str:
-    """The text recall ranks memories against (see ``RECENT_ROWS``); system rows are not turns."""
-    body = [r for r in rows if r.role != "system" and r.kind != "summary"]
-    users = [i for i, r in enumerate(body) if r.role == "user" and r.kind == "message"]
-    start = users[-RECENT_USER_TURNS] if len(users) >= RECENT_USER_TURNS else 0
-    recent = body[max(start, len(body) - RECENT_ROWS) :]
-    return "\n".join(content_text(r.view) for r in recent)[-RECENT_CHARS:]
+def _anchor_text(rows: Sequence[MessageRecord]) -> str:
+    """The text memories are ranked against: the summary and the oldest live turns (``ANCHOR_ROWS``).
+
+    Only a compaction changes it (appends add at the end), so the memory block that opens the first user
+    turn stays byte-identical from one call to the next and a prompt cache keeps it; what the newest
+    question needs from the archive comes in its own turn (``history_recall``). Ranking against the
+    newest turns, as before, moved the whole request prefix at every call."""
+    summaries = [r for r in rows if r.kind == "summary"]
+    body = [r for r in rows if r.role != "system" and r.kind != "summary"][:ANCHOR_ROWS]
+    return "\n".join(content_text(r.view) for r in [*summaries, *body])[:ANCHOR_CHARS]
 
 
 @dataclass(frozen=True)

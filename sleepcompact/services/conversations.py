@@ -12,12 +12,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sleepcompact.domain.blocks import MAX_DEPTH
 from sleepcompact.domain.budget import Thresholds, output_reserve_for, resolve_window
 from sleepcompact.domain.errors import ConversationNotFound, InvalidSetting
+from sleepcompact.domain.json_shapes import json_problem
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, new_rows
 from sleepcompact.domain.steps import RowChange
 from sleepcompact.domain.tool_ids import CallBook, bind_parts
+from sleepcompact.hooks import ConversationCleared, MessagesAppended
 from sleepcompact.ports import ConversationRepository, Dependencies, TokenCounter
 from sleepcompact.services.clock import new_id, utcnow
 
@@ -49,6 +52,9 @@ def build_conversation(spec: ConversationSpec, now: datetime) -> ConversationRec
     cid = spec.conversation_id or new_id("conv")
     if not cid or len(cid) > 40:
         raise InvalidSetting(f"a conversation id has 1 to 40 characters, got {cid!r}")
+    # Stored as JSON and exported as JSON: refused here, not as a driver error (or invalid JSON) later.
+    if (problem := json_problem(dict(spec.metadata or {}), MAX_DEPTH)) is not None:
+        raise InvalidSetting(f"metadata: {problem}")
     t = spec.thresholds
     return ConversationRecord(
         id=cid,
@@ -160,6 +166,7 @@ def append(
             repo, book, conversation_id, normalized, tokens, now, counter.count, sent_at=sent_at
         )
         uow.commit()
+    _appended(deps, conversation_id, result.seqs)
     return result
 
 
@@ -174,7 +181,14 @@ def append_many(
         book = call_book(repo, conversation_id)
         out = [store_prepared(repo, book, conversation_id, n, t, now, counter.count) for n, t in prepared]
         uow.commit()
+    _appended(deps, conversation_id, tuple(seq for a in out for seq in a.seqs))
     return out
+
+
+def _appended(deps: Dependencies, conversation_id: str, seqs: tuple[int, ...]) -> None:
+    """Tell the ``message_appended`` hooks, after the commit (a hook that fails changes nothing)."""
+    if deps.hooks:
+        deps.hooks.notify("message_appended", MessagesAppended(conversation_id, seqs))
 
 
 def get_conversation(deps: Dependencies, conversation_id: str) -> ConversationRecord:
@@ -219,6 +233,8 @@ def clear(deps: Dependencies, conversation_id: str) -> str:
         uow.compactions.add(record, meta={"prior": prior})
         uow.conversations.recount(conversation_id)
         uow.commit()
+    if deps.hooks:
+        deps.hooks.notify("conversation_cleared", ConversationCleared(conversation_id))
     return cid
 
 

@@ -20,8 +20,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sleepcompact.domain.attachments import MAX_IMAGES_PER_REQUEST, MAX_REQUEST_BYTES, request_weight
-from sleepcompact.domain.errors import ContextOverflow, ConversationNotFound, RequestTooLarge
+from sleepcompact.domain.blocks import MAX_DEPTH
+from sleepcompact.domain.cache_breakpoints import CacheTTL, with_breakpoints
+from sleepcompact.domain.errors import (
+    ContextOverflow,
+    ConversationNotFound,
+    MalformedContent,
+    RequestTooLarge,
+)
 from sleepcompact.domain.guard import Action, Check, decide
+from sleepcompact.domain.json_shapes import json_problem
 from sleepcompact.domain.recall_tools import anthropic_tools, openai_tools
 from sleepcompact.domain.schedule import request_key
 from sleepcompact.logs import get_logger
@@ -44,6 +52,7 @@ class PreparedContext:
     action: Action
     compaction_id: str | None = None
     reason: str = ""
+    cache_ttl: CacheTTL | None = None  # breakpoints in request() (Anthropic format); None: none added
 
     @property
     def system(self) -> str | None:
@@ -66,7 +75,10 @@ class PreparedContext:
         return self.view.budget.usable
 
     def request(self) -> dict[str, Any]:
-        """Keyword arguments for ``anthropic.Anthropic().messages.create`` (or OpenAI's ``messages``)."""
+        """Keyword arguments for ``anthropic.Anthropic().messages.create`` (or OpenAI's ``messages``).
+
+        In Anthropic format, with prompt caching on (``SLEEPCOMPACT_PROMPT_CACHE``, default 5m), it carries
+        cache breakpoints (``domain.cache_breakpoints``); OpenAI caches the same stable prefix by itself."""
         if self.view.format == "openai":
             out: dict[str, Any] = {"messages": self.messages}
             if self.tools:
@@ -77,7 +89,9 @@ class PreparedContext:
             out["system"] = self.system
         if self.tools:
             out["tools"] = self.tools
-        return out
+        if self.cache_ttl is None:
+            return out
+        return with_breakpoints(out, self.cache_ttl)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -139,6 +153,9 @@ class _Call:
     fmt: RenderFormat
     tools_tokens: int
     system_tokens: int
+    # time.monotonic() by which an emergency compaction must stop waiting (lease, LLM): set when the
+    # guard is called, so the whole call, not just the LLM request, keeps to guard_deadline_s.
+    deadline: float
 
     @property
     def fixed(self) -> int:
@@ -159,8 +176,11 @@ def prepare_context(
 
     ``recall_tools`` adds the agent's recall tools (``search_history``, ``read_archived``) to ``tools``,
     in ``fmt``'s shape, counted like the caller's own."""
+    deadline = time.monotonic() + deps.settings.guard_deadline_s
     wanted = [*(tools or ()), *(_recall_tools(fmt) if recall_tools else ())]
     tools_list = [dict(t) for t in wanted] if wanted else None
+    if tools_list and (problem := json_problem(tools_list, MAX_DEPTH)) is not None:
+        raise MalformedContent(f"tools: {problem}")  # they are sent as JSON: refuse them before anything
     counter = deps.counter
     call = _Call(
         conversation_id,
@@ -169,6 +189,7 @@ def prepare_context(
         fmt,
         tool_tokens(counter, tools_list),
         counter.count(system) if system else 0,
+        deadline,
     )
     view = _render(deps, call)
     budget = view.budget
@@ -177,7 +198,7 @@ def prepare_context(
     over_limits = request_load(view) is not None
     if decision == "none" and not over_limits:
         _emit(view, "none", decision)
-        return PreparedContext(view, tools_list, "none")
+        return PreparedContext(view, tools_list, "none", cache_ttl=_cache_ttl(deps, fmt))
     if decision == "overflow" or (decision == "compact_now" and budget.effective(call.fixed) > budget.usable):
         # Nothing compaction may touch would make room: say so with the numbers, and write nothing.
         # (An oversized current turn can still be truncated middle-out by the ladder's last rung.)
@@ -186,7 +207,7 @@ def prepare_context(
     if decision == "request_sleep" and not over_limits:
         _request_sleep(deps, conversation_id)
         _emit(view, "sleep_requested", decision)
-        return PreparedContext(view, tools_list, "sleep_requested")
+        return PreparedContext(view, tools_list, "sleep_requested", cache_ttl=_cache_ttl(deps, fmt))
     return _emergency(deps, call, view, decision)
 
 
@@ -211,7 +232,7 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
     # them their whole allowance, or they would push the compacted call back over the window.
     recall = max(view.recall_tokens, view.recall_reserve)
     reserved = budget.effective(call.fixed + view.memory_tokens + recall)
-    outcome = _compact_now(deps, call.conversation_id, reserved)
+    outcome = _compact_now(deps, call.conversation_id, reserved, call.deadline)
     after = _render(deps, call)
     compaction = outcome.status if outcome else None
     if after.tokens > budget.usable:
@@ -236,7 +257,14 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
         action,
         compaction_id=outcome.compaction_id if outcome else None,
         reason=outcome.reason if outcome else "",
+        cache_ttl=_cache_ttl(deps, call.fmt),
     )
+
+
+def _cache_ttl(deps: Dependencies, fmt: RenderFormat) -> CacheTTL | None:
+    """The breakpoints' TTL for this call: Anthropic format with prompt caching on, else none."""
+    ttl = deps.settings.prompt_cache
+    return None if fmt != "anthropic" or ttl == "off" else ttl
 
 
 def request_load(view: ContextView) -> tuple[int, int] | None:
@@ -253,14 +281,19 @@ def request_load(view: ContextView) -> tuple[int, int] | None:
 
 
 def _emit(view: ContextView, action: str, decision: str, **extra: Any) -> None:
-    """The canonical ``guard`` line: what the call carries (``tokens``) against ``usable``."""
+    """The canonical ``guard`` line: what the call carries (``tokens``) against ``usable``, and how full
+    that is. ``token_basis`` says what the figures are: ``calibrated`` model tokens (our count times the
+    model family's learned factor), except ``tokens_raw``, our own count before the factor."""
     emit(
         "guard",
         conversation_id=view.conversation_id,
         action=action,
         decision=decision,
         tokens=view.tokens,
+        tokens_raw=view.counted_tokens,
         usable=view.budget.usable,
+        percent_of_usable=round(100.0 * view.tokens / view.budget.usable, 1) if view.budget.usable else 100.0,
+        token_basis="calibrated",
         **extra,
     )
 
@@ -282,11 +315,12 @@ def _request_sleep(deps: Dependencies, conversation_id: str) -> None:
             log.warning("guard_enqueue_failed", conversation_id=conversation_id, error=type(exc).__name__)
 
 
-def _compact_now(deps: Dependencies, conversation_id: str, reserved: int) -> CompactionOutcome | None:
+def _compact_now(
+    deps: Dependencies, conversation_id: str, reserved: int, deadline: float
+) -> CompactionOutcome | None:
     """Take the lease (waiting a bounded time for a worker that holds it), then compact as an emergency."""
-    settings = deps.settings
     owner = f"guard:{uuid.uuid4().hex}"
-    got, reused = _wait_for_lease(deps, conversation_id, owner)
+    got, reused = _wait_for_lease(deps, conversation_id, owner, deadline)
     if reused is not None:
         return reused
     try:
@@ -295,7 +329,7 @@ def _compact_now(deps: Dependencies, conversation_id: str, reserved: int) -> Com
             fallback=True,
             factors=deps.factors(),
             reserved_tokens=reserved,
-            deadline_s=settings.guard_deadline_s,
+            deadline=deadline,
         )
         return compact(deps, conversation_id, request)
     finally:
@@ -306,12 +340,14 @@ def _compact_now(deps: Dependencies, conversation_id: str, reserved: int) -> Com
 
 
 def _wait_for_lease(
-    deps: Dependencies, conversation_id: str, owner: str
+    deps: Dependencies, conversation_id: str, owner: str, until: float
 ) -> tuple[bool, CompactionOutcome | None]:
     """(whether we hold the lease, a worker's compaction that applied while we waited, if any).
 
     A worker compacting this conversation makes the result we want; we wait for it up to
     ``guard_lease_wait_s``, then compute our own (the epoch check keeps the result correct either way).
+    The wait takes at most half of what is left before the guard's deadline (``until``): our own
+    compaction needs the rest (a worker that died holding the lease would otherwise use it all up).
     """
     settings = deps.settings
     with deps.uow() as uow:
@@ -321,7 +357,8 @@ def _wait_for_lease(
         epoch = conv.compaction_epoch
         got = uow.ticks.acquire_lease(conversation_id, owner, utcnow(), settings.lease_seconds)
         uow.commit()
-    deadline = time.monotonic() + settings.guard_lease_wait_s
+    now = time.monotonic()
+    deadline = min(now + settings.guard_lease_wait_s, now + (until - now) / 2)
     while not got:
         time.sleep(0.05)
         with deps.uow() as uow:

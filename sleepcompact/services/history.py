@@ -26,20 +26,30 @@ SNIPPET_WIDTH = 240
 
 @dataclass(frozen=True)
 class CompactionInfo(CompactionRecord):
-    """One compaction (or clear) as ``history`` shows it: its record, its summary and flags, the saving."""
+    """One compaction (or clear) as ``history`` shows it: its record, its summary and flags, the saving.
+
+    ``flags``: the detector's reasons when the model's summary read as instructions to the model;
+    ``quarantined``: the lines taken out of it (its report of instructions found, the flagged lines),
+    kept here and never in the context. Why the offline summary went live instead is ``error``."""
 
     summary: str | None = None
     flags: tuple[str, ...] = ()
+    quarantined: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, record: CompactionRecord, meta: dict[str, Any]) -> CompactionInfo:
         """The info of a stored record and its metadata."""
         values = {f.name: getattr(record, f.name) for f in fields(record)}
-        return cls(**values, summary=meta.get("summary"), flags=tuple(meta.get("flags", ())))
+        return cls(
+            **values,
+            summary=meta.get("summary"),
+            flags=tuple(meta.get("flags", ())),
+            quarantined=tuple(meta.get("quarantined", ())),
+        )
 
     @property
     def flagged(self) -> bool:
-        """Whether the summary carried imperative lines aimed at the model (kept, marked)."""
+        """Whether the model's summary carried lines aimed at the model (then it was not applied)."""
         return bool(self.flags)
 
     @property
@@ -48,7 +58,8 @@ class CompactionInfo(CompactionRecord):
         return self.tokens_before - self.tokens_after
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the record's fields, ``summary``, ``flags``, ``flagged`` and ``tokens_saved``."""
+        """JSON-ready: the record's fields, ``summary``, ``flags``, ``quarantined``, ``flagged`` and
+        ``tokens_saved``."""
         out: dict[str, Any] = json_ready(self)
         out.update(flagged=self.flagged, tokens_saved=self.tokens_saved)
         return out

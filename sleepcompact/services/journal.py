@@ -15,6 +15,7 @@ from sleepcompact.domain.errors import (
 )
 from sleepcompact.domain.journal import KNOWN_TAGS, ORIGINS, SOURCE_TRUST, JournalEntryRecord, NewJournalEntry
 from sleepcompact.domain.messages import without_nul
+from sleepcompact.domain.provenance import PROVENANCES, capped_source_type
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, Rescorer
 from sleepcompact.services.clock import utcnow
@@ -39,8 +40,14 @@ def add_entry(
     source_type: str = "direct",
     tags: Sequence[str] = (),
     origin: str = "agent",
+    provenance: str = "agent",
 ) -> int:
-    """Write one journal entry for the conversation's tenant and agent; returns its id."""
+    """Write one journal entry for the conversation's tenant and agent; returns its id.
+
+    ``provenance`` says where the text came from (``domain.provenance``): text from a ``tool``,
+    ``fetched`` content or the ``environment`` is stored ``environmental`` whatever ``source_type``
+    says, and text the ``assistant`` wrote at most ``inference``.
+    """
     text = content.strip()
     if not text:
         raise EmptyContent("a journal entry needs content")
@@ -52,15 +59,28 @@ def add_entry(
         )
     if origin not in ORIGINS:
         raise InvalidSetting(f"unknown origin {origin!r}; expected one of {', '.join(ORIGINS)}")
+    if provenance not in PROVENANCES:
+        raise InvalidSetting(f"unknown provenance {provenance!r}; expected one of {', '.join(PROVENANCES)}")
+    source_type = capped_source_type(provenance, source_type)
     unknown = sorted(set(tags) - KNOWN_TAGS)
     if unknown:
         raise InvalidSetting(f"unknown tags {unknown}; known: {sorted(KNOWN_TAGS)}")
+    # The journal becomes memory recalled into other conversations and is sent to rescoring: no
+    # secret gets in (placeholders are the conversation's own, as in its summaries).
+    text = deps.redactor(conversation_id).redact(text)
     with deps.uow() as uow:
         conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
         entry = NewJournalEntry(
-            conv.tenant_id, conv.agent_id, conv.id, without_nul(text), source_type, origin, tuple(tags)
+            conv.tenant_id,
+            conv.agent_id,
+            conv.id,
+            without_nul(text),
+            source_type,
+            origin,
+            tuple(tags),
+            provenance,
         )
         now = utcnow()
         (entry_id,) = uow.memories.add_entries([entry], now)

@@ -8,7 +8,7 @@ from dataclasses import asdict, astuple, dataclass
 from datetime import datetime
 from typing import Any
 
-from sleepcompact.domain.consolidation import ConsolidationPlan, EntryIn, MemoryIn, consolidate
+from sleepcompact.domain.consolidation import FLAGGED, ConsolidationPlan, EntryIn, MemoryIn, consolidate
 from sleepcompact.domain.errors import EmptyContent, InvalidSetting, MemoryNotFound
 from sleepcompact.domain.journal import (
     CORRECTED_BY_USER,
@@ -20,7 +20,7 @@ from sleepcompact.domain.journal import (
     NewJournalEntry,
 )
 from sleepcompact.domain.memory_trust import merged_trust, new_memory_trust
-from sleepcompact.ports import AgentMemoryRepository, Dependencies
+from sleepcompact.ports import AgentMemoryRepository, Dependencies, TextRedactor
 from sleepcompact.services.clock import utcnow
 
 PENDING = ("pending", "scored")
@@ -38,6 +38,7 @@ class ConsolidationReport:
     contradictions: int = 0
     below_floor: int = 0
     overruled: int = 0  # automatic entries a user's correction or deletion overrides
+    flagged: int = 0  # new ``flagged`` memories: text aimed at the model, kept for audit, never recalled
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -48,11 +49,17 @@ class ConsolidationReport:
         return ConsolidationReport(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
+def agent_scope(tenant_id: str, agent_id: str) -> str:
+    """The redaction scope of what belongs to an agent rather than to one conversation (its memories)."""
+    return f"agent:{tenant_id}/{agent_id}"
+
+
 def consolidate_agent(deps: Dependencies, tenant_id: str, agent_id: str) -> ConsolidationReport:
     """Promote the agent's pending journal entries into memories, in one transaction; returns the counts.
 
     Running it again finds nothing pending, so it is safe to repeat.
     """
+    redactor = deps.redactor(agent_scope(tenant_id, agent_id))  # before the transaction: it may read the key
     with deps.uow() as uow:
         entries = uow.memories.entries(tenant_id, agent_id, PENDING)
         if not entries:
@@ -71,16 +78,17 @@ def consolidate_agent(deps: Dependencies, tenant_id: str, agent_id: str) -> Cons
             importance_floor=IMPORTANCE_FLOOR,
             retracted=[m.content for m in everything if m.invalidation_reason in USER_REASONS],
         )
-        _write_plan(uow.memories, tenant_id, agent_id, plan, entries, memories, utcnow())
+        _write_plan(uow.memories, tenant_id, agent_id, plan, entries, memories, utcnow(), redactor)
         uow.commit()
     return ConsolidationReport(
         entries=len(entries),
-        created=sum(1 for n in plan.new if n.kind != "contradiction"),
+        created=sum(1 for n in plan.new if n.kind not in ("contradiction", FLAGGED)),
         merged=len(plan.merges),
         superseded=len(plan.invalidate),
         contradictions=sum(1 for n in plan.new if n.kind == "contradiction"),
         below_floor=len(plan.below_floor),
         overruled=len(plan.overruled),
+        flagged=sum(1 for n in plan.new if n.kind == FLAGGED),
     )
 
 
@@ -92,8 +100,12 @@ def _write_plan(
     entries: list[JournalEntryRecord],
     memories: list[MemoryRecord],
     now: datetime,
+    redactor: TextRedactor,
 ) -> None:
-    """Write a consolidation plan: new memories, merges, invalidations, and each entry's new status."""
+    """Write a consolidation plan: new memories, merges, invalidations, and each entry's new status.
+
+    A new memory's text is redacted once more: entries journaled before redaction reached the journal
+    may still hold a secret, and memories are recalled into the agent's other conversations."""
     trust_of = {e.id: e.source_trust for e in entries}
     old_trust = {m.id: m.source_trust for m in memories}
     created: dict[int, int] = {}  # index in plan.new -> memory id
@@ -111,12 +123,13 @@ def _write_plan(
             tenant_id,
             agent_id,
             kind=new.kind,
-            content=new.content,
+            content=redactor.redact(new.content),
             confidence=new.confidence,
             importance=new.importance,
             source_journal_ids=new.source_journal_ids,
             source_trust=new_memory_trust(new, trust_of),
             now=now,
+            flags=new.flags,
         )
         link(new.source_journal_ids, created[i])
     for merge in plan.merges:
@@ -174,11 +187,14 @@ def correct_memory(
         raise EmptyContent("a corrected memory needs content")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidSetting(f"a memory holds at most {MAX_MEMORY_CHARS} characters, got {len(text)}")
+    text = deps.redactor(agent_scope(tenant_id, agent_id)).redact(text)  # recalled everywhere: no secret
     with deps.uow() as uow:
         old = _valid(uow.memories, tenant_id, agent_id, memory_id, "corrected")
         kind = old.kind if old.kind in _CLAIM_KINDS else "fact"
         now = utcnow()
-        entry = NewJournalEntry(tenant_id, agent_id, None, text, "direct", "manual", (_CLAIM_KINDS[kind],))
+        entry = NewJournalEntry(
+            tenant_id, agent_id, None, text, "direct", "manual", (_CLAIM_KINDS[kind],), "user"
+        )
         (entry_id,) = uow.memories.add_entries([entry], now)
         new_id = uow.memories.add_memory(
             tenant_id,

@@ -35,7 +35,7 @@ def handle_tool_call(
     if call.problem:
         return tool_result(call, f"Error: {call.problem}", is_error=True)
     text = _search(deps, conversation_id, call) if call.name == SEARCH else _read(deps, conversation_id, call)
-    return tool_result(call, deps.redactor().redact(text))
+    return tool_result(call, deps.redactor(conversation_id).redact(text))
 
 
 def _search(deps: Dependencies, conversation_id: str, call: RecallCall) -> str:

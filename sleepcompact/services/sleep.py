@@ -23,9 +23,10 @@ from typing import Any
 
 import structlog
 
+from sleepcompact.domain.budget import entry_count_due
 from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound, InvalidSetting
 from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.ports import BatchSummarizer, Dependencies, Rescorer
+from sleepcompact.ports import BatchSummarizer, Dependencies, Rescorer, UnitOfWork
 from sleepcompact.services import batches, leases
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.compaction import CompactRequest, compact
@@ -154,7 +155,13 @@ def sleep_tick(
         # Queue lag: from being queued (or re-queued by a sweep) to its first start; a redelivered tick
         # (already running once) or one run directly, never queued, has none.
         lag = max(0.0, (now - done.queued_at).total_seconds()) if done and done.status == "queued" else None
-        uow.ticks.start(conversation_id, tick_key, now)
+        if not uow.ticks.start(conversation_id, tick_key, now):
+            # Another delivery finished it between our read and our start: its result is the answer.
+            uow.ticks.release_lease(conversation_id, owner)
+            recorded = _recorded(uow, conversation_id, tick_key)
+            uow.commit()
+            _emit(conversation_id, tenant_id, tick_key, "already_done", None, started)
+            return recorded
         uow.commit()
     try:
         with structlog.contextvars.bound_contextvars(conversation_id=conversation_id, tenant_id=tenant_id):
@@ -165,7 +172,9 @@ def sleep_tick(
         _emit(conversation_id, tenant_id, tick_key, "error", lag, started, error=type(exc).__name__)
         raise
     with deps.uow() as uow:
-        uow.ticks.finish(conversation_id, tick_key, result.to_dict(), utcnow())
+        if not uow.ticks.finish(conversation_id, tick_key, result.to_dict(), utcnow()):
+            # A redelivery running beside us finished first: its result stays the tick's one answer.
+            result = _recorded(uow, conversation_id, tick_key)
         uow.ticks.release_lease(conversation_id, owner)
         uow.commit()
     _emit(
@@ -179,6 +188,13 @@ def sleep_tick(
         memories_created=result.consolidation.created,
     )
     return result
+
+
+def _recorded(uow: UnitOfWork, conversation_id: str, tick_key: str) -> TickResult:
+    """The result another delivery of this tick recorded, as a repeat sees it."""
+    done = uow.ticks.get(conversation_id, tick_key)
+    assert done is not None and done.status == "done"
+    return replace(TickResult.from_dict(done.result), already_done=True)
 
 
 def _emit(
@@ -249,7 +265,13 @@ def _compaction_step(
         conv = uow.conversations.get(conv.id) or conv
         budget = budget_for(conv, settings.thresholds, uow.calibration.factors())
     over_soft = budget.effective(conv.live_tokens) > budget.soft
-    too_many = settings.entry_trigger > 0 and conv.live_messages > settings.entry_trigger
+    too_many = entry_count_due(
+        conv.live_messages,
+        budget.effective(conv.live_tokens),
+        budget,
+        settings.entry_trigger,
+        settings.entry_trigger_floor,
+    )
     compaction = TickCompaction("not needed")
     if (over_soft or too_many) and (not settings.auto_compact or conv.auto_compact is False):
         compaction = TickCompaction("auto-compaction off")  # really off: the journal is still consolidated

@@ -73,19 +73,35 @@ class ConversationExport:
         }
 
 
-def export_conversation(deps: Dependencies, conversation_id: str) -> ConversationExport:
-    """Everything about a conversation: the originals as appended, every row with its state, compactions."""
+def export_conversation(
+    deps: Dependencies, conversation_id: str, *, shareable: bool = False
+) -> ConversationExport:
+    """Everything about a conversation: the originals as appended, every row with its state, compactions.
+
+    By default the export is exact, byte for byte (importing it restores the conversation). With
+    ``shareable`` every string in it, at any depth, is redacted with the conversation's placeholders:
+    for sharing outside the deployment, not for restoring."""
     with deps.read_uow() as uow:
         conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
         rows = uow.conversations.all_messages(conversation_id)
         compactions = [record for record, _ in uow.compactions.of(conversation_id)]
-    return ConversationExport(
+    exported = ConversationExport(
         conversation={k: _iso(v) for k, v in asdict(conv).items()},
         appended=tuple(json.loads(m.raw) for m in rows if m.raw is not None),
         messages=tuple(_row(m) for m in rows),
         compactions=tuple({k: _iso(v) for k, v in asdict(c).items()} for c in compactions),
+    )
+    if not shareable:
+        return exported
+    redact = deps.redactor(conversation_id).redact_value
+    return ConversationExport(
+        conversation=redact(exported.conversation),
+        appended=tuple(redact(list(exported.appended))),
+        messages=tuple(redact(list(exported.messages))),
+        compactions=tuple(redact(list(exported.compactions))),
+        format=f"{EXPORT_FORMAT}+shareable",
     )
 
 
@@ -197,7 +213,13 @@ def read_source(data: ImportSource) -> tuple[bytes, str]:
         return data.encode("utf-8", errors="surrogateescape"), "<input>"
     if isinstance(data, bytes):
         return data, "<input>"
-    return json.dumps(data, ensure_ascii=False).encode("utf-8"), "<input>"
+    try:
+        # NaN and Infinity are written as such: the parser then refuses them with the message's place.
+        return json.dumps(data, ensure_ascii=False).encode("utf-8"), "<input>"
+    except RecursionError:
+        raise ImportFormatError("the JSON is nested too deeply", source="<input>") from None
+    except (TypeError, ValueError) as exc:
+        raise ImportFormatError(f"the data is not JSON: {exc}", source="<input>") from exc
 
 
 def import_bytes(

@@ -31,6 +31,7 @@ def _entry(r: JournalEntry) -> JournalEntryRecord:
         status=r.status,
         memory_id=r.memory_id,
         created_at=aware(r.created_at),
+        provenance=r.provenance,
     )
 
 
@@ -51,6 +52,7 @@ def _memory(r: MemoryItem) -> MemoryRecord:
         updated_at=aware(r.updated_at),
         invalidation_reason=r.invalidation_reason,
         corrects=r.corrects,
+        flags=tuple(r.flags or ()),
     )
 
 
@@ -76,6 +78,7 @@ class SqlAgentMemory:
                 origin=e.origin,
                 status="pending",
                 created_at=now,
+                provenance=e.provenance,
             )
             for e in entries
         ]
@@ -153,9 +156,10 @@ class SqlAgentMemory:
         source_trust: float,
         now: datetime,
         corrects: int | None = None,
+        flags: Sequence[str] = (),
     ) -> int:
-        """Insert a memory; returns its id. ``source_trust``: the highest trust among its entries;
-        ``corrects``: the memory a user's correction replaces."""
+        """Insert a memory; returns its id. ``source_trust``: its sources' trust (``domain.memory_trust``);
+        ``corrects``: the memory a user's correction replaces; ``flags``: why a ``flagged`` memory is."""
         row = MemoryItem(
             tenant_id=tenant_id,
             agent_id=agent_id,
@@ -166,6 +170,7 @@ class SqlAgentMemory:
             source_trust=source_trust,
             source_journal_ids=list(source_journal_ids),
             corrects=corrects,
+            flags=list(flags) or None,
             created_at=now,
             updated_at=now,
         )

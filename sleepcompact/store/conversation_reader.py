@@ -21,6 +21,7 @@ from typing import Any, cast
 from sqlalchemy import Engine, bindparam, select
 
 from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.store.errors import store_errors
 from sleepcompact.store.mapping import conversation_record
 from sleepcompact.store.models import Conversation
 
@@ -52,7 +53,17 @@ class ConversationReader:
         return [t.result_processor(dialect, d[1]) for t, d in zip(self._types, description, strict=True)]
 
     def read(self, conversation_id: str) -> ConversationRecord | None:
-        """The conversation's record by primary key, or None when there is no such conversation."""
+        """The conversation's record by primary key, or None when there is no such conversation.
+
+        A database that cannot be reached raises ``StoreUnavailable`` (``store.errors``)."""
+        with store_errors():
+            row = self._fetch(conversation_id)
+        if row is None or self._processors is None:
+            return None
+        return self._record(row)
+
+    def _fetch(self, conversation_id: str) -> Any:
+        """The raw row (driver values), or None."""
         params: Any = (conversation_id,) if self._positional else {"conversation_id": conversation_id}
         connection = self._engine.raw_connection()
         driver: Any = connection.driver_connection
@@ -74,8 +85,11 @@ class ConversationReader:
                     driver.autocommit = False  # as every session on this pool expects it
             finally:
                 connection.close()  # back to the pool, which rolls back whatever the driver began
-        if row is None or self._processors is None:
-            return None
+        return row
+
+    def _record(self, row: Any) -> ConversationRecord:
+        """The row converted as the ORM would."""
+        assert self._processors is not None
         values = {
             key: (process(value) if process is not None and value is not None else value)
             for key, process, value in zip(self._keys, self._processors, row, strict=True)

@@ -22,22 +22,26 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine for ``url`` with the pragmas and pool settings this project relies on."""
+def make_engine(url: str, *, busy_timeout_s: float = 30.0, **kwargs: Any) -> Engine:
+    """An engine for ``url`` with the pragmas and pool settings this project relies on.
+
+    ``busy_timeout_s``: how long a SQLite writer waits for another's lock before the driver gives up
+    (the unit of work then raises ``StoreBusy``)."""
     url = normalize_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **kwargs)
-        _sqlite_pragmas(engine)
+        timeout = max(0.0, busy_timeout_s)
+        engine = create_engine(url, connect_args={"timeout": timeout, "check_same_thread": False}, **kwargs)
+        _sqlite_pragmas(engine, int(timeout * 1000))
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     return create_engine(url, **kwargs)
 
 
-def _sqlite_pragmas(engine: Engine) -> None:
+def _sqlite_pragmas(engine: Engine, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Take transaction control from the driver so BEGIN IMMEDIATE below is the only BEGIN.
@@ -45,7 +49,7 @@ def _sqlite_pragmas(engine: Engine) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms:d}")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 

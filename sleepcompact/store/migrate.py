@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
+from sleepcompact.store.engine import READONLY_OPTION
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
@@ -37,7 +39,8 @@ def current_revision(engine: Engine) -> str | None:
     """The revision a database is at, or None when it was never migrated."""
     from alembic.runtime.migration import MigrationContext
 
-    with engine.connect() as conn:
+    # A read: on SQLite it must not queue for the write lock (a busy writer would stall every startup).
+    with engine.execution_options(**{READONLY_OPTION: True}).connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
@@ -46,6 +49,8 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
     from alembic import command
 
     before = current_revision(engine)
+    if before == head_revision():
+        return before, before  # nothing to do, so no write lock to take
     cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn

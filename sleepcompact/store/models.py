@@ -64,6 +64,14 @@ class Conversation(Base):
         # The sweeps' keyset scans (store/ticks.py).
         Index("ix_conversation_sleep", "last_sleep_at", "id"),
         Index("ix_conversation_activity", "last_activity_at", "id"),
+        # The nightly sweep's due rows only (migration 0011): its selection costs O(due).
+        Index(
+            "ix_conversation_dirty",
+            "last_sleep_at",
+            "id",
+            postgresql_where=text("last_activity_at > last_sleep_at"),
+            sqlite_where=text("last_activity_at > last_sleep_at"),
+        ),
     )
 
 
@@ -163,6 +171,8 @@ class JournalEntry(Base):
     status: Mapped[str] = mapped_column(String(16))
     memory_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Where the text came from (user, assistant, tool, fetched, environment, agent); NULL before 0009.
+    provenance: Mapped[str | None] = mapped_column(String(16))
 
     __table_args__ = (
         Index("ix_journal_status", "status"),
@@ -191,6 +201,8 @@ class MemoryItem(Base):
     invalidation_reason: Mapped[str | None] = mapped_column(String(64))
     # The memory this user correction replaced: the user's word, never superseded automatically.
     corrects: Mapped[int | None] = mapped_column(BigInteger)
+    # A ``flagged`` memory: why its text looks like instructions to the model (it is never recalled).
+    flags: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -227,3 +239,12 @@ class ModelCalibration(Base):
     factor: Mapped[float] = mapped_column(Float)
     samples: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DeploymentSecret(Base):
+    """A secret this deployment made for itself (the redaction key), shared by all its processes."""
+
+    __tablename__ = "deployment_secret"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))

@@ -84,20 +84,40 @@ def test_the_relevant_direct_memory_is_recalled_and_the_environmental_one_never(
     assert memory.stats(cid).live_tokens == memory.admin.conversation(cid).live_tokens
 
 
-def test_a_trusted_source_confirming_a_planted_claim_lifts_its_trust(memory: Memory) -> None:
+def test_only_the_user_confirming_a_planted_claim_lifts_its_trust(memory: Memory) -> None:
     cid = _conversation(memory)
     memory.journal.add(cid, PLANTED, source_type="environmental", tags=["fact"])
     memory.memories.consolidate(cid)
     assert memory.context(cid).memories == []
+    # The assistant or the application repeating what a page said is no corroboration.
     memory.journal.add(cid, PLANTED, source_type="observation", tags=["fact"])
+    memory.journal.add(cid, PLANTED, source_type="inference", tags=["fact"], provenance="assistant")
+    assert memory.memories.consolidate(cid).merged == 1
+    assert memory.memories.list(cid)[0].source_trust == 0.3
+    assert memory.context(cid).memories == []
+    memory.journal.add(cid, PLANTED, source_type="direct", tags=["fact"], provenance="user")
     assert memory.memories.consolidate(cid).merged == 1
     (remembered,) = memory.memories.list(cid)
-    assert remembered.source_trust == 0.8
+    assert remembered.source_trust == 0.9
     assert [m["content"] for m in memory.context(cid).memories] == [PLANTED]
     # A weaker source repeating it never lowers the trust again.
     memory.journal.add(cid, PLANTED, source_type="environmental", tags=["fact"])
     memory.memories.consolidate(cid)
-    assert memory.memories.list(cid)[0].source_trust == 0.8
+    assert memory.memories.list(cid)[0].source_trust == 0.9
+
+
+def test_a_declared_provenance_caps_the_declared_source_type(memory: Memory) -> None:
+    cid = _conversation(memory)
+    for provenance in ("tool", "fetched", "environment"):
+        memory.journal.add(cid, f"{RELEVANT} ({provenance})", tags=["fact"], provenance=provenance)
+    memory.journal.add(cid, f"{RELEVANT} (assistant)", tags=["fact"], provenance="assistant")
+    stored = {e.provenance: (e.source_type, e.source_trust) for e in memory.journal.entries(cid)}
+    assert stored == {
+        "tool": ("environmental", 0.3),
+        "fetched": ("environmental", 0.3),
+        "environment": ("environmental", 0.3),
+        "assistant": ("inference", 0.6),
+    }
 
 
 def test_a_superseded_memory_never_appears_but_its_replacement_does(memory: Memory) -> None:

@@ -136,8 +136,10 @@ def test_secrets_in_entries_are_redacted_before_they_leave(
     for kind, secret in CANARIES.items():
         assert secret not in sent, kind
         assert secret not in logged, kind
-    # The journal itself keeps what the agent wrote.
-    assert CANARIES["aws"] in json.dumps([e.to_dict() for e in llm_memory.journal.entries(cid)])
+    # The journal never held them: entries are redacted when written (they become memories).
+    journal = json.dumps([e.to_dict() for e in llm_memory.journal.entries(cid)])
+    assert "[REDACTED:aws_access_key:" in journal
+    assert all(secret not in journal for secret in CANARIES.values())
 
 
 @pytest.mark.parametrize(

@@ -100,9 +100,13 @@ def test_a_529_storm_in_the_guard_costs_at_most_the_attempts_then_falls_back(
 def test_the_guard_starts_no_retry_its_deadline_would_not_let_finish(
     fake_anthropic: FakeAnthropic, sqlite_url: str
 ) -> None:
-    # Each 529 asks for a 1 s pause; with a 1.5 s deadline only the first retry fits before it.
+    # Each 529 asks for a 2 s pause; with a 3 s deadline only the first retry fits before it. The deadline
+    # runs from the call (rendering, the lease, the SDK's import on a process's first call: see
+    # test_guard_deadline.py); the SDK is imported here first, so the first request goes out at once.
+    import anthropic  # noqa: F401
+
     fake_anthropic.set_default(
-        Scripted(status=529, error_type="overloaded_error", headers={"retry-after": "1"})
+        Scripted(status=529, error_type="overloaded_error", headers={"retry-after": "2"})
     )
     settings = Settings(
         database_url=sqlite_url,
@@ -110,11 +114,11 @@ def test_the_guard_starts_no_retry_its_deadline_would_not_let_finish(
         anthropic_api_key="sk-ant-test",
         anthropic_base_url=fake_anthropic.url,
         summarizer_attempts=10,
-        guard_deadline_s=1.5,
+        guard_deadline_s=3.0,
     )
     with Memory(settings) as mem:
         cid = _over_hard(mem)
         ctx = mem.prepare_context(cid)
-        time.sleep(1.5)  # an abandoned attempt would show up here
+        time.sleep(3.0)  # an abandoned attempt would show up here
     assert ctx.action == "fallback_compacted"
     assert len(fake_anthropic.message_requests()) == 2

@@ -37,6 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from sleepcompact.domain.cache_breakpoints import cache_problems
 from sleepcompact.domain.validation import anthropic_problems
 
 __all__ = [
@@ -191,7 +192,7 @@ def _validation_problem(body: object) -> str | None:
         return "messages: at least one message is required"
     # What the real API refuses with a 400: broken alternation, unanswered or duplicate tool ids,
     # empty text, misplaced thinking (the project's strict validator, which tests check it against).
-    problems = anthropic_problems(messages, allow_pending_calls=False)
+    problems = anthropic_problems(messages, allow_pending_calls=False) + cache_problems(body)
     return f"messages: {problems[0]}" if problems else None
 
 

@@ -5,11 +5,15 @@
   right there: the statement never reaches the database and the open transaction is never committed.
 * :class:`HookedSummarizer` - the offline summarizer, with an optional one-shot hook that runs while it
   "summarizes" (after the compaction's snapshot, before its apply): where another writer can get in.
+* :class:`BackendTerminator` - while armed, terminates the PostgreSQL backend behind the connection
+  about to send the N-th statement (``pg_terminate_backend`` from another connection, as an operator,
+  a failover or a server restart would), then lets the statement go: it meets a dead connection.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import Engine, event
@@ -18,7 +22,7 @@ from sleepcompact.adapters.summarizers import OfflineSummarizer
 from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 from sleepcompact.ports import SummaryResult
 
-__all__ = ["HookedSummarizer", "InjectedCrash", "StatementCrasher"]
+__all__ = ["BackendTerminator", "HookedSummarizer", "InjectedCrash", "StatementCrasher"]
 
 
 class InjectedCrash(Exception):
@@ -88,3 +92,45 @@ class HookedSummarizer:
         if hook is not None:
             hook()
         return self._offline.summarize(request, prompt)
+
+
+class BackendTerminator:
+    """Kills the PostgreSQL backend of the connection about to send the ``n``-th statement, once.
+
+    ``admin`` opens a separate superuser connection (``PostgresServer.connect``). The termination waits
+    until the backend is gone, so the statement that follows always meets a closed connection. Nothing
+    in the code under test is replaced: its driver sees exactly what a lost server looks like.
+    """
+
+    def __init__(self, engine: Engine, admin: Callable[[], AbstractContextManager[Any]]) -> None:
+        self._engine = engine
+        self._admin = admin
+        self._left: int | None = None
+        self.fired: str | None = None
+        event.listen(engine, "before_cursor_execute", self._before)
+
+    def arm(self, n: int) -> None:
+        """Terminate before the ``n``-th statement from now (``n`` >= 1)."""
+        if n < 1:
+            raise ValueError("n counts statements from 1")
+        self._left, self.fired = n, None
+
+    def remove(self) -> None:
+        """Detach from the engine."""
+        self._left = None
+        event.remove(self._engine, "before_cursor_execute", self._before)
+
+    def _before(
+        self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+    ) -> None:
+        if self._left is None:
+            return
+        self._left -= 1
+        if self._left:
+            return
+        self._left = None
+        self.fired = statement
+        pid = conn.connection.dbapi_connection.info.backend_pid
+        with self._admin() as admin:
+            # The timeout form (PostgreSQL 14+) returns once the backend has exited.
+            admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))

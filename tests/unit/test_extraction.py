@@ -23,7 +23,7 @@ from sleepcompact.domain.extraction import (
 from sleepcompact.domain.records import MessageRecord
 from tests.unit.test_summary import rows_of
 
-SOURCES = ("direct", "observation", "inference")
+SOURCES = ("direct", "inference", "environmental")  # tool output is environmental (provenance)
 
 
 def key_words(fact: str) -> list[str]:
@@ -53,7 +53,7 @@ def test_finds_the_coding_agent_facts_errors_and_decisions(seed: int) -> None:
     drafts = extract_facts(rows_of(conv.messages))
     assert sum(matched(f, drafts) for f in conv.facts) >= 0.7 * len(conv.facts)
     errors = [d for d in drafts if "error" in d.tags]
-    assert errors and all(d.source_type == "observation" for d in errors)
+    assert errors and all(d.source_type == "environmental" and d.provenance == "tool" for d in errors)
     assert any("AssertionError: expected" in d.content for d in errors)
     assert any("deadline" in d.tags for d in drafts)
     assert any(d.source_type == "inference" and "decision" in d.tags for d in drafts)

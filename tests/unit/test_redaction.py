@@ -6,6 +6,7 @@ itself look like a leaked credential to secret scanners.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -17,6 +18,25 @@ PLACEHOLDER = re.compile(r"\[REDACTED:([a-z_]+):(\d+)\]")
 
 def j(*parts: str) -> str:
     return "".join(parts)
+
+
+class Numbered:
+    """A ``Redactor`` whose placeholder numbers (keyed digests) are renumbered 1, 2, ... by first
+    appearance, so expected outputs can be written down."""
+
+    def __init__(self, policy: RedactionPolicy | None = None) -> None:
+        self.inner = Redactor(policy or RedactionPolicy())
+        self.order: dict[str, int] = {}
+
+    @property
+    def found(self) -> dict[str, int]:
+        return self.inner.found
+
+    def redact(self, text: str) -> str:
+        out = self.inner.redact(text)
+        return PLACEHOLDER.sub(
+            lambda m: f"[REDACTED:{m[1]}:{self.order.setdefault(m[2], len(self.order) + 1)}]", out
+        )
 
 
 # kind, a line holding {s}, a realistic secret, and a second, different secret of the same kind.
@@ -124,7 +144,7 @@ KINDS: list[tuple[str, str, str, str]] = [
     ("kind", "line", "secret", "other"), KINDS, ids=[f"{k[0]}-{i}" for i, k in enumerate(KINDS)]
 )
 def test_each_kind_is_replaced_by_a_stable_placeholder(kind: str, line: str, secret: str, other: str) -> None:
-    redactor = Redactor()
+    redactor = Numbered()
     out = redactor.redact(line.format(s=secret))
     assert secret not in out
     assert out == line.format(s=f"[REDACTED:{kind}:1]")  # the text around the secret is kept intact
@@ -139,21 +159,38 @@ def test_each_kind_is_replaced_by_a_stable_placeholder(kind: str, line: str, sec
 def test_numbering_follows_first_appearance_across_kinds() -> None:
     anthropic = j("sk-ant-", "api03-", "Xq7vR2mT9kLw4ZpB8nYc3HdF6jGs1AeU")
     aws = j("AKIA", "4RZ7QW2N5XK3JH6M")
-    redactor = Redactor()
+    redactor = Numbered()
     out = redactor.redact(f"rotated {anthropic}; kept {aws}; {anthropic} is dead")
     first, second = "[REDACTED:anthropic_key:1]", "[REDACTED:aws_access_key:2]"
     assert out == f"rotated {first}; kept {second}; {first} is dead"
-    # A later call continues the numbering and reuses the earlier placeholders.
+    # A later call reuses the earlier placeholders.
     assert (
         redactor.redact(f"{aws} and {anthropic}")
         == "[REDACTED:aws_access_key:2] and [REDACTED:anthropic_key:1]"
     )
-    # Another redactor numbers independently.
-    assert Redactor().redact(aws) == "[REDACTED:aws_access_key:1]"
+
+
+def test_keyed_placeholders_are_stable_across_redactors_of_one_scope_only() -> None:
+    """Jobs of one conversation get the same placeholder for a secret; another conversation does not."""
+    aws = j("AKIA", "4RZ7QW2N5XK3JH6M")
+    line = f"aws_access_key_id = {aws}; password=Tr0ub4dor&3x"
+    key = b"k" * 32
+    first = Redactor(key=key, scope="conv-1").redact(line)
+    assert Redactor(key=key, scope="conv-1").redact(line) == first
+    assert PLACEHOLDER.fullmatch(Redactor(key=key, scope="conv-1").redact(aws)) is not None
+    assert Redactor(key=key, scope="conv-1").redact(aws) in first
+    other_scope = Redactor(key=key, scope="conv-2").redact(line)
+    assert other_scope != first and aws not in other_scope
+    assert Redactor(key=b"x" * 32, scope="conv-1").redact(line) != first  # the number depends on the key
+    # A number is 6 digits derived from a keyed digest: not the secret, nor any unkeyed hash of it.
+    numbers = [m[2] for m in PLACEHOLDER.finditer(first)]
+    assert all(len(n) == 6 for n in numbers)
+    for unkeyed in (hashlib.sha256(aws.encode()).hexdigest(), hashlib.md5(aws.encode()).hexdigest()):
+        assert not any(n in unkeyed or n in str(int(unkeyed, 16)) for n in numbers)
 
 
 def test_placeholders_never_carry_any_part_of_the_secret() -> None:
-    redactor = Redactor()
+    redactor = Numbered()
     text = "\n".join(line.format(s=secret) for _, line, secret, _ in KINDS)
     out = redactor.redact(text)
     for _, _, secret, _ in KINDS:
@@ -163,16 +200,18 @@ def test_placeholders_never_carry_any_part_of_the_secret() -> None:
     assert {kind for kind, _ in found} == {kind for kind, *_ in KINDS}
     assert [n for _, n in found] == list(range(1, len(KINDS) + 1))
     assert out.count("[REDACTED:") == len(KINDS)
-    assert redactor.redact(out) == out  # placeholders are never redacted again
+    plain = Redactor()
+    once = plain.redact(text)
+    assert plain.redact(once) == once  # placeholders are never redacted again
 
 
 def test_password_in_url_keeps_scheme_user_and_host() -> None:
-    out = Redactor().redact("connecting to postgresql://app:s3cr3t-P4ss@db.internal:5432/prod ...")
+    out = Numbered().redact("connecting to postgresql://app:s3cr3t-P4ss@db.internal:5432/prod ...")
     assert "s3cr3t-P4ss" not in out
     assert "postgresql://app:" in out and "@db.internal:5432/prod" in out
     assert out == "connecting to postgresql://app:[REDACTED:url_password:1]@db.internal:5432/prod ..."
     assert (
-        Redactor().redact("redis://:hunter22@cache:6379/0")
+        Numbered().redact("redis://:hunter22@cache:6379/0")
         == "redis://:[REDACTED:url_password:1]@cache:6379/0"
     )
 
@@ -189,7 +228,7 @@ PEM_BODY = "\n".join(
 @pytest.mark.parametrize("label", ["RSA PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY"])
 def test_pem_private_key_spanning_lines_is_removed(label: str) -> None:
     pem = f"-----BEGIN {label}-----\n{PEM_BODY}\n-----END {label}-----"
-    redactor = Redactor()
+    redactor = Numbered()
     out = redactor.redact(f"$ cat deploy_key\n{pem}\n$ echo done\ndone")
     assert out == "$ cat deploy_key\n[REDACTED:private_key:1]\n$ echo done\ndone"
     assert "BEGIN" not in out and "MIIE" not in out
@@ -202,23 +241,23 @@ def test_pem_inside_json_and_truncated_pem_are_removed() -> None:
         '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
         f'{escaped}\\n-----END PRIVATE KEY-----\\n", "client_email": "bot@proj.iam.example"}}'
     )
-    out = Redactor().redact(service_account)
+    out = Numbered().redact(service_account)
     assert "MIIE" not in out and "1qR4uW7yZ0" not in out
     assert out.startswith('{"type": "service_account", "private_key": "[REDACTED:private_key:1]\\n"')
     truncated = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n[... output truncated ...]"
-    out = Redactor().redact(truncated)
+    out = Numbered().redact(truncated)
     assert "MIIE" not in out and out.endswith("\n[... output truncated ...]")
 
 
 def test_a_certificate_is_not_a_secret() -> None:
     cert = f"-----BEGIN CERTIFICATE-----\n{PEM_BODY}\n-----END CERTIFICATE-----"
-    assert Redactor().redact(cert) == cert
+    assert Numbered().redact(cert) == cert
 
 
 def test_emails_only_when_enabled() -> None:
     line = "Assigned to dana.lee+ops@example.co.uk and cc bob@corp.example"
-    assert Redactor().redact(line) == line
-    redactor = Redactor(RedactionPolicy(emails=True))
+    assert Numbered().redact(line) == line
+    redactor = Numbered(RedactionPolicy(emails=True))
     out = redactor.redact(line)
     assert out == "Assigned to [REDACTED:email:1] and cc [REDACTED:email:2]"
     assert redactor.found == {"email": 2}
@@ -226,8 +265,8 @@ def test_emails_only_when_enabled() -> None:
 
 def test_card_numbers_only_when_enabled_and_luhn_valid() -> None:
     line = "paid with 4111 1111 1111 1111, retried with 4111 1111 1111 1112 and 5555-5555-5555-4444"
-    assert Redactor().redact(line) == line
-    redactor = Redactor(RedactionPolicy(card_numbers=True))
+    assert Numbered().redact(line) == line
+    redactor = Numbered(RedactionPolicy(card_numbers=True))
     out = redactor.redact(line)
     assert (
         out
@@ -243,7 +282,7 @@ def test_luhn() -> None:
 
 
 def test_cards_do_not_catch_ordinary_numbers() -> None:
-    redactor = Redactor(RedactionPolicy(card_numbers=True, emails=True))
+    redactor = Numbered(RedactionPolicy(card_numbers=True, emails=True))
     line = (
         "ts=1712345678901 id=20240115123045 order 4242 of 10000, port 5432, build 4111111 "
         "sha 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b, version 4.111111111111111, phone +1 555 123 4567"
@@ -306,12 +345,12 @@ BENIGN = [
 
 def test_benign_coding_agent_lines_are_untouched() -> None:
     assert len(BENIGN) >= 30
-    redactor = Redactor()
+    redactor = Numbered()
     changed = [(line, out) for line in BENIGN if (out := redactor.redact(line)) != line]
     assert not changed, changed
     assert redactor.found == {}
     text = "\n".join(BENIGN)
-    assert Redactor(RedactionPolicy(card_numbers=True)).redact(text) == text
+    assert Numbered(RedactionPolicy(card_numbers=True)).redact(text) == text
 
 
 def test_two_megabytes_of_log_output_finish_and_lose_their_secrets() -> None:
@@ -335,14 +374,14 @@ def test_two_megabytes_of_log_output_finish_and_lose_their_secrets() -> None:
     text += (
         "a" * 200_000 + "1" * 200_000 + "-" * 100_000 + "://" * 30_000 + "@." * 50_000 + "password=" * 20_000
     )
-    out = Redactor(RedactionPolicy(emails=True, card_numbers=True)).redact(text)
+    out = Numbered(RedactionPolicy(emails=True, card_numbers=True)).redact(text)
     assert j("sk-ant-", "api03-") not in out and j("AKIA", "4RZ7") not in out
     assert "s3cr3t-P4ss" not in out and "MIIE" not in out
     assert out.count("postgresql://app:[REDACTED:url_password:") >= 1
 
 
 def test_found_reports_counts_per_kind_never_values() -> None:
-    redactor = Redactor()
+    redactor = Numbered()
     key = j("sk-ant-", "api03-", "Xq7vR2mT9kLw4ZpB8nYc3HdF6jGs1AeU")
     redactor.redact(f"{key} {key} password=Tr0ub4dor&3x")
     redactor.redact("postgresql://app:s3cr3t-P4ss@db/prod and again " + key)
@@ -356,14 +395,14 @@ def test_found_reports_counts_per_kind_never_values() -> None:
 
 
 def test_empty_and_clean_text_come_back_unchanged() -> None:
-    redactor = Redactor()
+    redactor = Numbered()
     assert redactor.redact("") == ""
     assert redactor.redact("nothing to see here") == "nothing to see here"
     assert redactor.found == {}
 
 
 def test_quoted_values_are_removed_whole_even_with_escapes_and_ampersands() -> None:
-    redactor = Redactor()
+    redactor = Numbered()
     out = redactor.redact('{"password": "ab\\"c&d", "user": "dana"} PASSWORD=x9&y7z ?api_key=k3y9z&page=2')
     assert out == (
         '{"password": "[REDACTED:password:1]", "user": "dana"} PASSWORD=[REDACTED:password:2]'

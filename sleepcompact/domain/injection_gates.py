@@ -1,0 +1,154 @@
+"""Cheap necessary conditions for the injection rules, so a long text is not matched rule by rule.
+
+Running every rule's regex over a megabyte of tool output is slow; most rules cannot match a chunk of
+code or logs at all, because a word every match contains is missing from it ("disregard", "assistant",
+"<|"). ``tokens_of`` reads a chunk once; ``passes`` checks a rule's gate against it before the regex
+runs. A gate lists alternatives (``|``), each a list of groups that must all be present (``&``); a
+group is satisfied by any of its tokens: a token of letters only is a whole word of the chunk, any
+other token (``".env"``, ``"<|"``, ``"n't"``) a substring. A test checks, on every corpus sample, that
+no gate hides a match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set
+
+_WORD = re.compile(r"[a-z]+")
+
+_AI_WORDS = (
+    "ai a.i. llm llms gpt assistant assistants chatbot chatbots claude chatgpt copilot gemini summarizer"
+    " summarizers summariser summarisers language | agent agents bot bots model models & you automated"
+    " autonomous coding code browsing scheduling reviewing triage whatever whichever any"
+)
+_LOOT_WORDS = (
+    "conversation chat transcript thread history summary context memory memories secret secrets key keys"
+    " token tokens password passwords passphrase passphrases credentials cookie cookies environment env .env"
+    " id_rsa .ssh .aws user users user's their all every each copy database db prompt everything"
+)
+# Words in Latin letters without which no rule of another language matches (the rest of those rules
+# need non-ASCII letters: accents, Cyrillic, CJK).
+_FOREIGN = (
+    "les tes vos ces des anweisungen instruktionen regeln vorgaben richtlinien befehle instrucciones reglas"
+    " indicaciones directrices istruzioni regole indicazioni instrucoes regras diretrizes instructies regels"
+    " maintenant bist sofort jetzt ahora ora agora affiche montre donne imprime gib zeige zeig verrate nenne"
+    " wiederhole revela muestra repite dime mostra rivela stampa ripeti revele mostre exiba imprima pour"
+    " consigne hinweis nachricht anweisung notiz nota mensaje messaggio utilisateur benutzer nutzer anwender"
+    " usuario utente sans ohne restricciones filtros ninguna senza limites nenhuma neue nouvelles nuevas"
+    " envoie envoyez envoyer transmet transmets transmettez leite sende schicke leitest sendest schickst"
+    " envia reenvia manda sube invia inoltra transmettre transferer weiterleiten senden schicken"
+    " enviar reenviar mandar subir inviare inoltrare sigas obedezcas suis suivez befolge folge seguire siga"
+    " para cher querido querida estimado liebe lieber caro cara ia ki asistente assistente assistent modelo"
+    " modell modello agente agenten"
+)
+
+GATES: dict[str, str] = {
+    "override": "ignore disregard forget override bypass skip discard abandon neglect follow obey listen",
+    "void": "instructions rules guidelines directives prompt prompts policies restrictions filters"
+    " guardrails",
+    "disregard above": "disregard ignore forget",
+    "stop task": "stop before soon first",
+    "role": "you your assistant model ai pretend obey act roleplay role-play henceforth forward rest",
+    "now must": "you they",
+    "role claim": "you",
+    "new instructions": "instruction instructions directive directives orders commands override",
+    "new rules": "new instead",
+    "claimed authority": "from user your",
+    "maintainers approved": "maintainer maintainers owner owners admin admins approved pre-approved",
+    "conversation break": "human assistant",
+    "role line": "human assistant ai user system developer model bot gpt claude response output admin",
+    "system line": "system developer admin",
+    "system heading": "system developer instruction instructions input",
+    "template markers": "system 系统 系統 システム <| [inst [/inst <<sys <</sys _of_turn <system </system"
+    " tool_result function_results tool_response </assistant </human </transcript begin end",
+    "urgent tag": "<important <critical <urgent <instruction <secret <hidden <admin",
+    "prompt extraction": "your prompt instructions system",
+    "system prompt": "system",
+    "addressed": _AI_WORDS,
+    "addressed with an order": f"{_AI_WORDS} | agent agents",
+    "addressed softly": f"{_AI_WORDS} | agent agents | before & tool | @ todo [ & ai llm agent assistant"
+    " claude copilot gpt bot system | when & summarizing summarising summarize summarise read process",
+    "jailbreak": "jailbreak jailbroken dan anything developer disable bypass turn remove lift suspend"
+    " override deactivate ignore policy policies unrestricted unfiltered uncensored unaligned guardrails",
+    "no limits": "without no free dan",
+    "exfiltration": f":// @ url link address endpoint query image & {_LOOT_WORDS}",  # a place and a thing
+    "beacon": "]( & ://",
+    "blank parameter": "://",
+    "upload": "curl env printenv cat",
+    "secret file": "~/. mcp.json process.env os.environ $ env[ .ssh id_rsa id_ed25519 id_ecdsa"
+    " .aws/credentials /etc/passwd /etc/shadow /etc/sudoers .npmrc .netrc .pgpass .kube/config openai_"
+    " anthropic_ aws_secret github_ npm_ stripe_ secrets. secret. .env saved",
+    "asks for secrets": "key keys secret secrets password passwords passphrase passphrases credentials"
+    " tokens environment env cookies seed value contents",
+    "pipe to shell": "curl wget iwr invoke-webrequest iex sh bash",
+    "pipe to root shell": "curl wget",
+    "hidden from user": "not n't never",
+    "keeps the user out": "not n't never without keep hide",
+    "no confirmation": "without need not skip",
+    "stealth": "silently quietly secretly covertly discreetly",
+    "deceives": "tell inform assure convince reassure say state report claim respond reply answer write"
+    " conclude output print",
+    "orders commands": "execute run",
+    "orders a tool call": "call invoke trigger execute use run",
+    "urgency": "immediately right urgent urgently",
+    "destructive": "rm --no-preserve-root chmod mkfs dd :(){ drop push delete destroy wipe truncate remove"
+    " erase purge",
+    "privileged": "grant give lock close approve merge transfer wire send funds refund publish push accept"
+    " root pay forward disable turn remove force-push",
+    "phishing": "ask",
+    "file into argument": "pass read",
+    "your reply": "your",
+    "decode and obey": "decode follow execute obey run",
+    "tool call": "tool_use function_call tool_call tool_calls <function_calls <invoke tool_name function_name"
+    ' "function"',
+    "role json": "role",
+    "dangerous call": "name command cmd tool function action invoke bypass",
+}
+"""Each rule's gate by name; a rule of another language passes on non-ASCII letters or ``_FOREIGN``."""
+
+
+def _parse(spec: str) -> tuple[tuple[frozenset[str], ...], ...]:
+    """``a b & c | d``: (a or b) and c, or d, as alternatives of groups of tokens."""
+    return tuple(
+        tuple(frozenset(group.split()) for group in alternative.split(" & "))
+        for alternative in spec.split(" | ")
+    )
+
+
+_PARSED = {name: _parse(spec) for name, spec in GATES.items()}
+# Tokens that are not plain words are looked for as substrings, once per chunk.
+_SUBSTRINGS = tuple(
+    sorted(
+        {
+            t
+            for gate in _PARSED.values()
+            for groups in gate
+            for group in groups
+            for t in group
+            if not _WORD.fullmatch(t)
+        }
+    )
+)
+_FOREIGN_WORDS = frozenset(_FOREIGN.split())
+_NON_ASCII_LETTER = re.compile(r"(?![\x00-\x7f])[^\W\d_]")
+OTHER_LANGUAGE = "\x00other language"
+"""The token ``tokens_of`` adds when a chunk may be in another language (non-ASCII letters or a word
+of ``_FOREIGN``): the gate of every rule in ``injection_rules_i18n``."""
+
+
+def tokens_of(lowered: str) -> frozenset[str]:
+    """What a lowercased chunk holds of the gates' tokens: its words (ASCII letters), the substring
+    tokens found in it, and ``OTHER_LANGUAGE`` when it may be in another language."""
+    words = set(_WORD.findall(lowered))
+    found = {t for t in _SUBSTRINGS if t in lowered}
+    if not _FOREIGN_WORDS.isdisjoint(words) or _NON_ASCII_LETTER.search(lowered):
+        found.add(OTHER_LANGUAGE)
+    return frozenset(words | found)
+
+
+def passes(rule: str, tokens: Set[str]) -> bool:
+    """Whether a chunk (its ``tokens_of``) may hold a match of ``rule``."""
+    gate = _PARSED.get(rule)
+    if gate is None:  # another language's rule
+        return OTHER_LANGUAGE in tokens
+    return any(all(not group.isdisjoint(tokens) for group in groups) for groups in gate)

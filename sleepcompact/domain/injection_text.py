@@ -1,0 +1,178 @@
+"""What the injection detector reads: the text as a model would read it, and what it hides.
+
+A model reads through disguises a keyword filter does not: fullwidth letters, Cyrillic and Greek
+look-alikes, invisible characters between letters, HTML entities, JSON escapes, spaced-out or
+leetspeak words, and payloads encoded in base64, hex, Unicode tag characters or ROT13. ``views``
+gives the normalized readings of a text, line for line (a finding's line index is the original's);
+``payloads`` gives what its encoded runs decode to. Everything here is linear in the input: each
+regex is bounded and at most ``MAX_PAYLOADS`` runs of at most ``MAX_ENCODED`` characters are decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import html
+import re
+import unicodedata
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+MAX_ENCODED = 8192
+"""Longest encoded run decoded (longer runs are certificates, images or archives, not prose)."""
+MAX_PAYLOADS = 16
+"""Most encoded runs decoded per text."""
+
+# Zero-width, joiners, bidirectional controls, soft hyphen, word joiners, variation selectors, BOM and
+# tag characters: none is visible, and each can split a keyword so a filter misses it.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
+)
+_TAGS = re.compile("[\U000e0020-\U000e007e]+")
+
+# Cyrillic and Greek letters that look Latin; NFKC leaves them alone, so "іgnore" would slip through.
+_HOMOGLYPHS = str.maketrans(
+    "аеорсухіјѕԁɡνοκτɑɩɪʏᴀАВЕНІЈКМОРСТХΑΒΕΗΙΚΜΝΟΡΤΧΥΖЅԌԛԝѡаӏ",
+    "aeopcyxijsdgvoktaiiyaABEHIJKMOPCTXABEHIKMNOPTXYZSGqwwal",
+)
+_NON_ASCII_LETTER = re.compile(r"[^\x00-\x7f]")
+_EMPHASIS = re.compile(r"\*+|~~")  # bold, italics, strikethrough (a single ~ is a home directory)
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([nrt])")
+_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
+# Letters spaced out ("i g n o r e", "I.G.N.O.R.E"): three or more single letters with one separator.
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_]){2,}[^\W\d_](?![^\W\d_])")
+# A word that mixes letters and leetspeak digits ("1gn0r3", "pr3v10us"; not "utf8" or "v2").
+_LEET_WORD = re.compile(r"\b(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[013457])[a-z0-9]{3,40}\b", re.I)
+_LEET = str.maketrans("013457", "oieast")
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
+_HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){12,}\b")
+_ROT13_HINT = re.compile(r"\brot[\s-]?13\b|\bcaesar\b", re.I)
+
+
+def strip_invisible(text: str) -> str:
+    """Text without zero-width and other invisible characters, a common disguise."""
+    return _INVISIBLE.sub("", text)
+
+
+@dataclass(frozen=True)
+class View:
+    """One reading of a text: ``text`` has the original's lines, one for one (``how`` names the reading)."""
+
+    how: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What an encoded run decodes to, and the original line it sits on."""
+
+    how: str
+    line: int
+    text: str
+
+
+def _escaped(match: re.Match[str]) -> str:
+    # An escaped line break inside a JSON string ends a sentence for whoever reads it.
+    return "; " if match.group(3) else chr(int(match.group(1) or match.group(2), 16))
+
+
+def _unescape(line: str) -> str:
+    """HTML entities, JSON escapes and percent-encoding decoded, as a model reads them."""
+    if "&" in line:
+        line = _ENTITY.sub(lambda m: html.unescape(m.group()), line)
+    if "\\" in line:
+        line = _JSON_ESCAPE.sub(_escaped, line)
+    if "%" in line and len(_PERCENT.findall(line)) >= 3:
+        line = unquote(line)
+    return line
+
+
+def _plain_line(line: str) -> str:
+    text = unicodedata.normalize("NFKC", strip_invisible(_unescape(line)))
+    # Decoding may have made line breaks; the line stays one line so findings keep their index.
+    return _EMPHASIS.sub("", text.replace("\n", " ").replace("\r", " "))
+
+
+def _squeezed(line: str) -> str:
+    """Spaced-out letters joined and leetspeak words read as letters."""
+    line = _SPACED.sub(lambda m: re.sub(r"[ .\-_]", "", m.group()), line)
+    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET), line)
+
+
+def views(text: str) -> list[View]:
+    """The readings of ``text`` worth matching, each line for line with the original.
+
+    ``plain``: invisibles stripped, entities and escapes decoded, NFKC (fullwidth letters become ASCII).
+    ``latin``: the lines with Cyrillic or Greek look-alikes, mapped to Latin (the other lines empty).
+    ``squeezed``: the lines with spaced-out letters or leetspeak, joined and read (the other lines empty).
+    The extra readings keep only the lines they change, so a long text is read about once.
+    """
+    plain = [_plain_line(line) for line in text.split("\n")]
+    out = [View("plain", "\n".join(plain))]
+    latin = [line.translate(_HOMOGLYPHS) if _NON_ASCII_LETTER.search(line) else line for line in plain]
+    squeezed = [_squeezed(line) for line in latin]
+    for how, lines, before in (("latin", latin, plain), ("squeezed", squeezed, latin)):
+        changed = [new if new != old else "" for new, old in zip(lines, before, strict=True)]
+        if any(changed):
+            out.append(View(how, "\n".join(changed)))
+    return out
+
+
+def _readable(data: bytes) -> str | None:
+    """``data`` as text when it is mostly printable prose, else None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\t\r")
+    letters = sum(1 for c in text if c.isalpha())
+    if len(text) < 8 or printable < 0.95 * len(text) or letters < 0.5 * len(text):
+        return None
+    return text
+
+
+def _from_base64(run: str) -> str | None:
+    core = run.rstrip("=")[:MAX_ENCODED]
+    core = core[: len(core) - len(core) % 4] if len(core) % 4 == 1 else core
+    padded = core + "=" * (-len(core) % 4)
+    alphabet = b"-_" if ("-" in core or "_" in core) else b"+/"
+    try:
+        return _readable(base64.b64decode(padded, altchars=alphabet, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset)
+
+
+def payloads(text: str) -> list[Payload]:
+    """What the encoded runs of ``text`` decode to: base64 (standard or URL-safe), hex, Unicode tag
+    characters, and ROT13 when the text mentions it. Only runs that decode to readable text count."""
+    found: list[Payload] = []
+    for match in _TAGS.finditer(text):
+        hidden = "".join(chr(ord(c) - 0xE0000) for c in match.group()[:MAX_ENCODED])
+        found.append(Payload("tag characters", _line_of(text, match.start()), hidden))
+    for pattern, how in ((_BASE64, "base64"), (_HEX, "hex")):
+        for match in pattern.finditer(text):
+            if len(found) >= MAX_PAYLOADS:
+                break
+            run = match.group()
+            if how == "base64" and (run.isalpha() or _HEX.fullmatch(run)):
+                continue  # one long word, or hex (decoded as such below)
+            decoded = _from_base64(run) if how == "base64" else _from_hex(run)
+            if decoded:
+                found.append(Payload(how, _line_of(text, match.start()), decoded))
+    if _ROT13_HINT.search(text):
+        found.append(Payload("rot13", 0, codecs.decode(text, "rot13")))
+    return found[:MAX_PAYLOADS]
+
+
+def _from_hex(run: str) -> str | None:
+    try:
+        return _readable(bytes.fromhex(run[:MAX_ENCODED]))
+    except ValueError:
+        return None
