@@ -15,6 +15,7 @@ runs in autocommit too, one round trip, and the connection goes back to the pool
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext, suppress
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -26,6 +27,10 @@ from sleepcompact.store.mapping import conversation_record
 from sleepcompact.store.models import Conversation
 
 _Processor = Callable[[Any], Any] | None
+
+
+class _Disconnected(Exception):
+    """The pooled connection was dead (invalidated already): read again on a fresh one."""
 
 
 class ConversationReader:
@@ -63,7 +68,18 @@ class ConversationReader:
         return self._record(row)
 
     def _fetch(self, conversation_id: str) -> Any:
-        """The raw row (driver values), or None."""
+        """The raw row (driver values), or None. The pool does not ping before a checkout (``engine.py``):
+        a connection the server dropped fails here once, is invalidated with the pool's older ones, and
+        the read runs again on a fresh connection."""
+        try:
+            return self._fetch_once(conversation_id)
+        except _Disconnected:
+            # The server dropped it (a restart, an idle timeout): the pool's other connections are as
+            # old, so the pool is replaced (checked-out ones finish their work and are dropped after).
+            self._engine.dispose(close=False)
+            return self._fetch_once(conversation_id)
+
+    def _fetch_once(self, conversation_id: str) -> Any:
         params: Any = (conversation_id,) if self._positional else {"conversation_id": conversation_id}
         connection = self._engine.raw_connection()
         driver: Any = connection.driver_connection
@@ -73,15 +89,22 @@ class ConversationReader:
                 driver.autocommit = True
             cursor = connection.cursor()
             try:
-                cursor.execute(self._sql, params)
-                row = cursor.fetchone()
+                try:
+                    cursor.execute(self._sql, params)
+                    row = cursor.fetchone()
+                except self._engine.dialect.loaded_dbapi.Error as exc:
+                    if not self._engine.dialect.is_disconnect(exc, driver, cursor):
+                        raise
+                    connection.invalidate(exc)
+                    raise _Disconnected from exc
                 if self._processors is None:
                     self._processors = self._result_processors(cursor.description)
             finally:
-                cursor.close()
+                with suppress(Exception) if not connection.is_valid else nullcontext():
+                    cursor.close()
         finally:
             try:
-                if self._autocommit:
+                if self._autocommit and connection.is_valid:
                     driver.autocommit = False  # as every session on this pool expects it
             finally:
                 connection.close()  # back to the pool, which rolls back whatever the driver began

@@ -37,7 +37,14 @@ def make_engine(url: str, *, busy_timeout_s: float = 30.0, **kwargs: Any) -> Eng
         engine = create_engine(url, connect_args={"timeout": timeout, "check_same_thread": False}, **kwargs)
         _sqlite_pragmas(engine, int(timeout * 1000))
         return engine
-    kwargs.setdefault("pool_pre_ping", True)
+    # No pre-ping: it is a round trip before every checkout, which doubled the guard's one-statement
+    # decision. A connection the server dropped is found when it is used instead: SQLAlchemy invalidates
+    # it and every pooled connection older than it, the unit of work raises StoreUnavailable (the
+    # worker retries the task), and the guard's read retries once on a fresh connection
+    # (``ConversationReader``). Recycling after 30 minutes keeps idle connections from going stale
+    # behind a proxy's or the server's idle timeout.
+    kwargs.setdefault("pool_pre_ping", False)
+    kwargs.setdefault("pool_recycle", 1800)
     return create_engine(url, **kwargs)
 
 

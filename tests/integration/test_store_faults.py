@@ -207,3 +207,29 @@ def test_conversation_metadata_and_tools_must_be_sendable_json(memory: Memory, d
         with pytest.raises(MalformedContent, match="tools"):
             memory.prepare_context(cid, tools=tools)
     assert db_snapshot(memory) == before
+
+
+@pytest.mark.postgres
+def test_the_guard_read_survives_a_server_that_dropped_every_pooled_connection(
+    postgres_server: PostgresServer,
+) -> None:
+    # No pre-ping (one round trip per decision): a dropped connection is found when used, and the
+    # guard's read retries once on a fresh pool instead of failing the caller's LLM call.
+    url = postgres_server.create_database()
+    name = url.rsplit("/", 1)[1]
+    mem = Memory(Settings(database_url=url), auto_migrate=True)
+    try:
+        cid = mem.create_conversation("claude-sonnet-4-5")
+        mem.append(cid, {"role": "user", "content": "hello"})
+        before = mem.check(cid)
+        with postgres_server.connect() as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+        assert mem.check(cid) == before
+        assert mem.append(cid, {"role": "assistant", "content": "hi"}).seqs  # the pool was replaced
+    finally:
+        mem.close()
+        postgres_server.drop_database(name)
