@@ -108,7 +108,9 @@ def _text(report: dict[str, Any], results: dict[str, Any] | None, now: bool) -> 
         what = f"{report.get('enqueued', 0)} tick(s)" if now else f"nightly sweep {report['queued_sweep']}"
         typer.echo(f"queued {what}; a running worker (sleepcompact run / worker) picks it up")
         return
-    if not results:
+    for cid, why in report.get("skipped", {}).items():
+        typer.echo(f"{cid}: not due, {why} (--now ticks it anyway)")
+    if not results and not report.get("skipped"):
         typer.echo("nothing due (every conversation slept since its last activity; --now ticks anyway)")
     for cid, r in results.items():
         c = r.compaction

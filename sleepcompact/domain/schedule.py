@@ -34,6 +34,24 @@ def night_of(now: datetime, timezone: str, hour: int, minute: int) -> Night:
     return Night(start=start.astimezone(UTC), key=f"night-{start.date().isoformat()}")
 
 
+def not_due_tonight(
+    created_at: datetime, last_activity_at: datetime, last_sleep_at: datetime | None, night_start: datetime
+) -> str | None:
+    """Why the nightly sweep skips a conversation (None: it is due). The rule of ``due_nightly``: active
+    since its last sleep, which was before tonight's sweep time; never slept and created before it."""
+    if last_sleep_at is None:
+        if created_at < night_start:
+            return None
+        return (
+            f"created after tonight's sweep time ({night_start:%Y-%m-%d %H:%M %Z}): due from the next night"
+        )
+    if last_sleep_at >= night_start:
+        return f"already slept tonight ({last_sleep_at:%Y-%m-%d %H:%M %Z})"
+    if last_activity_at <= last_sleep_at:
+        return f"no activity since its last sleep ({last_sleep_at:%Y-%m-%d %H:%M %Z})"
+    return None
+
+
 def idle_key(last_activity_at: datetime) -> str:
     """One idle tick per quiet spell: new activity makes a new key, a repeated sweep the same one."""
     return f"idle-{last_activity_at.astimezone(UTC):%Y%m%dT%H%M%S.%f}"

@@ -17,7 +17,7 @@ from typing import Any
 from sleepcompact.config import Settings, nightly_time
 from sleepcompact.domain.budget import entry_count_due
 from sleepcompact.domain.errors import ConversationNotFound
-from sleepcompact.domain.schedule import Night, TickRecord, idle_key, night_of, request_key
+from sleepcompact.domain.schedule import Night, TickRecord, idle_key, night_of, not_due_tonight, request_key
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, TaskQueue
 from sleepcompact.services.context import budget_for
@@ -35,6 +35,7 @@ class _Tally:
     already_queued: int = 0
     requeued: int = 0
     examined: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class SweepReport:
     examined: int = 0
     tick_keys: dict[str, int] = field(default_factory=dict)
     tick_key: str | None = None  # ``tick_now``: the key every tick was sent with
+    skipped: dict[str, str] = field(default_factory=dict)  # conversation id -> why it was not ticked
 
     @classmethod
     def of(cls, tally: _Tally, tick_key: str | None = None) -> SweepReport:
@@ -60,6 +62,7 @@ class SweepReport:
             tally.examined,
             dict(tally.tick_keys),
             tick_key,
+            dict(tally.skipped),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +77,8 @@ class SweepReport:
         }
         if self.tick_key is not None:
             out["tick_key"] = self.tick_key
+        if self.skipped:
+            out["skipped"] = dict(self.skipped)
         return out
 
 
@@ -122,14 +127,32 @@ def _requeue_stale(deps: Dependencies, queue: TaskQueue, now: datetime, report: 
 def _nightly_batches(
     deps: Dependencies, queue: TaskQueue, night: Night, now: datetime, report: _Tally, only: str | None = None
 ) -> None:
+    if only is not None:
+        _nightly_one(deps, queue, night, now, report, only)
+        return
     cursor: str | None = ""
     while cursor is not None:
         with deps.read_uow() as uow:
             ids, cursor = uow.ticks.due_nightly(night.start, cursor, deps.settings.sweep_batch_size)
         report.examined += len(ids)
-        selected = [i for i in ids if only is None or i == only]
-        if selected:
-            _send(deps, queue, [(i, night.key) for i in selected], now, report)
+        if ids:
+            _send(deps, queue, [(i, night.key) for i in ids], now, report)
+
+
+def _nightly_one(
+    deps: Dependencies, queue: TaskQueue, night: Night, now: datetime, report: _Tally, conversation_id: str
+) -> None:
+    """One conversation's night (``sleep --conversation``): one read, and why it is skipped if it is."""
+    with deps.read_uow() as uow:
+        conv = uow.conversations.get(conversation_id)
+    if conv is None:
+        raise ConversationNotFound(conversation_id)
+    report.examined += 1
+    why = not_due_tonight(conv.created_at, conv.last_activity_at, conv.last_sleep_at, night.start)
+    if why is None:
+        _send(deps, queue, [(conversation_id, night.key)], now, report)
+    else:
+        report.skipped[conversation_id] = why
 
 
 def sweep_nightly(

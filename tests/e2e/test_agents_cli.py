@@ -28,6 +28,12 @@ def test_journal_consolidates_into_memories_during_an_inline_sleep(cli: Cli, sql
     assert again[cid]["already_done"] is True
     # Slept since its last activity: a sweep (without --now) finds nothing due.
     assert cli.ok("sleep", "--inline", "--json").json()["results"] == {}
+    # Asked about by name, the sweep says why it did nothing (it used to print "examined 0").
+    report = cli.ok("sleep", "--conversation", cid, "--inline", "--json").json()
+    assert report["results"] == {} and report["examined"] == 1
+    assert report["skipped"][cid].startswith(("already slept tonight", "no activity since its last sleep"))
+    text = cli.ok("sleep", "--conversation", cid, "--inline").stdout
+    assert f"{cid}: not due," in text and "--now ticks it anyway" in text
 
     (memory,) = cli.ok("memories", "list", cid, "--json").json()
     assert memory["content"].endswith("our CI runs Python 3.11") and memory["kind"] == "fact"

@@ -274,7 +274,7 @@ def test_explicit_summarizer_wins_over_the_key() -> None:
 @pytest.mark.parametrize(
     ("env", "names"),
     [
-        ({"SLEEPCOMPACT_SUMMARIZER": "openai"}, "SLEEPCOMPACT_SUMMARIZER"),
+        ({"SLEEPCOMPACT_SUMMARIZER": "gemini"}, "SLEEPCOMPACT_SUMMARIZER"),
         ({"SLEEPCOMPACT_LOG_FORMAT": "xml"}, "SLEEPCOMPACT_LOG_FORMAT"),
         ({"SLEEPCOMPACT_SOFT_THRESHOLD": "seventy"}, "SLEEPCOMPACT_SOFT_THRESHOLD"),
         ({"SLEEPCOMPACT_HARD_THRESHOLD": "high"}, "SLEEPCOMPACT_HARD_THRESHOLD"),
@@ -304,3 +304,17 @@ def test_settings_are_frozen_and_overrides_make_a_copy() -> None:
     assert s.default_model == DEFAULT_MODEL
     with pytest.raises(AttributeError):
         s.default_model = "x"  # type: ignore[misc]
+
+
+def test_the_nightly_sweep_says_why_it_skips_a_conversation() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from sleepcompact.domain.schedule import not_due_tonight
+
+    night = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
+    day = timedelta(days=1)
+    assert not_due_tonight(night - 2 * day, night - day, None, night) is None  # never slept, created before
+    assert "created after" in str(not_due_tonight(night + day / 4, night + day / 4, None, night))
+    assert "already slept tonight" in str(not_due_tonight(night - 2 * day, night, night, night))
+    assert "no activity since" in str(not_due_tonight(night - 2 * day, night - day, night - day / 2, night))
+    assert not_due_tonight(night - 2 * day, night - day / 4, night - day / 2, night) is None  # due
