@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import asdict
 from datetime import datetime
@@ -205,12 +206,25 @@ def rerun(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change, old and new summary; write nothing.")
     ] = False,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Enqueue it for a worker (admin queue); print the task id.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Compact again from the archive with today's settings and summarizer (trigger admin_rerun)."""
     if (conversation is None) == (compaction is None):
         raise typer.BadParameter("give a conversation id or --compaction ID (one of them)")
+    if queue and dry_run:
+        raise typer.BadParameter(
+            "--queue runs the re-run on a worker; --dry-run runs here", param_hint="--queue"
+        )
     with memory() as mem:
+        if queue:
+            task_id = mem.compactions.queue_rerun(conversation, compaction_id=compaction)
+            show(
+                {"task_id": task_id, "queue": "admin"}, as_json, f"queued re-run {task_id} on the admin queue"
+            )
+            return
         if not dry_run:
             done = mem.compactions.rerun(conversation, compaction_id=compaction)
             out = done.outcome
@@ -230,11 +244,11 @@ def rerun(
             f"{p.tokens_restored:,} restored, about {p.tokens_after:,} after "
             f"({'+'.join(p.steps) or 'no step'})"
         )
-        table = Table(show_lines=True)
-        table.add_column("old summary")
-        table.add_column("new summary")
-        table.add_row("\n\n".join(p.old_summaries) or "-", p.new_summary or "-")
-        out.print(table)
+        old = "\n\n".join(p.old_summaries)
+        diff = difflib.unified_diff(
+            old.splitlines(), (p.new_summary or "").splitlines(), "old summary", "new summary", lineterm=""
+        )
+        out.print("\n".join(diff) or "old summary and new summary are the same", markup=False, highlight=False)
 
     show(preview_, as_json, text)
 

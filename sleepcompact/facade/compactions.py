@@ -55,6 +55,12 @@ class Compactions:
         """
         return rerun.rerun(self._deps, conversation_id=conversation_id, compaction_id=compaction_id)
 
+    def queue_rerun(self, conversation_id: str | None = None, *, compaction_id: str | None = None) -> str:
+        """Enqueue the re-run as the ``sleepcompact.admin_rerun`` task on the ``admin`` queue (a worker
+        runs it); returns the Celery task id. The target is checked first: a typo fails here."""
+        rerun.locate(self._deps, conversation_id, compaction_id)
+        return self._deps.producer.send("sleepcompact.admin_rerun", conversation_id, compaction_id)
+
     def preview_rerun(
         self, conversation_id: str | None = None, *, compaction_id: str | None = None
     ) -> RerunPreview:

@@ -80,6 +80,13 @@ def _targets(
     return list(reversed(chosen))
 
 
+def locate(deps: Dependencies, conversation_id: str | None, compaction_id: str | None) -> str:
+    """The conversation a re-run targets; ``ConversationNotFound`` or ``CompactionNotFound`` when there
+    is none (checked before a re-run is queued, so a typo fails at once, not in the worker)."""
+    with deps.read_uow() as uow:
+        return _locate(uow, conversation_id, compaction_id)
+
+
 def _locate(uow: UnitOfWork, conversation_id: str | None, compaction_id: str | None) -> str:
     if compaction_id is not None:
         found = uow.compactions.get(compaction_id)
