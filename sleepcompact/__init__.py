@@ -16,11 +16,9 @@ Everything else is reached from ``Memory``'s namespaces (``mem.compactions``, ``
 (``sleepcompact.logs`` says how).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from sleepcompact._version import __version__
-from sleepcompact.aio import AsyncMemory
-from sleepcompact.api import Memory
-from sleepcompact.config import Settings
-from sleepcompact.domain.budget import Budget, Thresholds
 from sleepcompact.domain.errors import (
     CompactionNotFound,
     ContentTooLarge,
@@ -50,21 +48,74 @@ from sleepcompact.domain.errors import (
     UnknownKind,
     UnknownRole,
 )
-from sleepcompact.domain.guard import Check
-from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord
-from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.domain.schedule import TickRecord
-from sleepcompact.services.batches import BatchReport
-from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats
-from sleepcompact.services.conversations import Appended
-from sleepcompact.services.guard import PreparedContext
-from sleepcompact.services.history import CompactionInfo, SearchHit
-from sleepcompact.services.memories import ConsolidationReport
-from sleepcompact.services.outcomes import CompactionOutcome
-from sleepcompact.services.rerun import RerunPreview, RerunResult
-from sleepcompact.services.sleep import TickResult
-from sleepcompact.services.sweeps import SweepReport
-from sleepcompact.services.transfer import ConversationExport
+
+if TYPE_CHECKING:  # the real names for type checkers; at run time they load on first use
+    from sleepcompact.aio import AsyncMemory
+    from sleepcompact.api import Memory
+    from sleepcompact.config import Settings
+    from sleepcompact.domain.budget import Budget, Thresholds
+    from sleepcompact.domain.guard import Check
+    from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord
+    from sleepcompact.domain.records import ConversationRecord
+    from sleepcompact.domain.schedule import TickRecord
+    from sleepcompact.services.batches import BatchReport
+    from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats
+    from sleepcompact.services.conversations import Appended
+    from sleepcompact.services.guard import PreparedContext
+    from sleepcompact.services.history import CompactionInfo, SearchHit
+    from sleepcompact.services.memories import ConsolidationReport
+    from sleepcompact.services.outcomes import CompactionOutcome
+    from sleepcompact.services.rerun import RerunPreview, RerunResult
+    from sleepcompact.services.sleep import TickResult
+    from sleepcompact.services.sweeps import SweepReport
+    from sleepcompact.services.transfer import ConversationExport
+
+# ``import sleepcompact`` stays light (the version and the errors): the rest, and SQLAlchemy, Celery or
+# the SDKs behind it, load when a name is first used (PEP 562), so a CLI or an application that only
+# catches our errors does not pay for the whole stack.
+_LAZY: dict[str, str] = {
+    "AsyncMemory": "sleepcompact.aio",
+    "Memory": "sleepcompact.api",
+    "Settings": "sleepcompact.config",
+    "Budget": "sleepcompact.domain.budget",
+    "Thresholds": "sleepcompact.domain.budget",
+    "Check": "sleepcompact.domain.guard",
+    "JournalEntryRecord": "sleepcompact.domain.journal",
+    "MemoryRecord": "sleepcompact.domain.journal",
+    "ConversationRecord": "sleepcompact.domain.records",
+    "TickRecord": "sleepcompact.domain.schedule",
+    "BatchReport": "sleepcompact.services.batches",
+    "ContextView": "sleepcompact.services.context",
+    "ConversationStats": "sleepcompact.services.context",
+    "DatabaseStats": "sleepcompact.services.context",
+    "Appended": "sleepcompact.services.conversations",
+    "PreparedContext": "sleepcompact.services.guard",
+    "CompactionInfo": "sleepcompact.services.history",
+    "SearchHit": "sleepcompact.services.history",
+    "ConsolidationReport": "sleepcompact.services.memories",
+    "CompactionOutcome": "sleepcompact.services.outcomes",
+    "RerunPreview": "sleepcompact.services.rerun",
+    "RerunResult": "sleepcompact.services.rerun",
+    "TickResult": "sleepcompact.services.sleep",
+    "SweepReport": "sleepcompact.services.sweeps",
+    "ConversationExport": "sleepcompact.services.transfer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sleepcompact' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "Appended",
