@@ -257,6 +257,7 @@ class AsyncMemory(_Proxy[Memory]):
     append = _awaitable(Memory.append)
     append_many = _awaitable(Memory.append_many)
     clear = _awaitable(Memory.clear)
+    pop = _awaitable(Memory.pop)
     check = _awaitable(Memory.check)
     prepare_context = _awaitable(Memory.prepare_context)
     handle_tool_call = _awaitable(Memory.handle_tool_call)

@@ -155,6 +155,11 @@ class Memory:
         """Archive the whole live context (nothing is deleted); returns the id of the clear record."""
         return conversations.clear(self._deps, conversation_id)
 
+    def pop(self, conversation_id: str) -> tuple[str, dict[str, Any]] | None:
+        """Archive the newest live message (nothing is deleted; ``compactions.restore(id)`` brings it
+        back); returns the record's id and the message as appended, or None when nothing is live."""
+        return conversations.pop_newest(self._deps, conversation_id)
+
     # -- the request path -------------------------------------------------------------------------------
 
     def check(self, conversation_id: str) -> Check:

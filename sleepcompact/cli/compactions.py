@@ -248,7 +248,8 @@ def rerun(
         diff = difflib.unified_diff(
             old.splitlines(), (p.new_summary or "").splitlines(), "old summary", "new summary", lineterm=""
         )
-        out.print("\n".join(diff) or "old summary and new summary are the same", markup=False, highlight=False)
+        same = "old summary and new summary are the same"
+        out.print("\n".join(diff) or same, markup=False, highlight=False)
 
     show(preview_, as_json, text)
 

@@ -6,7 +6,6 @@ No framework is imported here.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,12 +13,8 @@ from typing import Any
 from sleepcompact.api import Memory
 from sleepcompact.domain.errors import ConversationNotFound, InvalidSetting
 from sleepcompact.domain.guard import Action
-from sleepcompact.domain.records import CompactionRecord, MessageRecord, logical_order
-from sleepcompact.domain.steps import RowChange
-from sleepcompact.services.clock import new_id, utcnow
 from sleepcompact.services.guard import PreparedContext
 
-POP_STEP = "pop"
 """The step name of a pop's compaction record (its trigger is ``clear``: a re-run never undoes it)."""
 
 
@@ -109,49 +104,9 @@ def split_system(
 
 
 def archive_newest(memory: Memory, conversation_id: str) -> tuple[str, dict[str, Any]] | None:
-    """Archive the newest live message (all its live rows) and return the id of the compaction record
-    that did it (``mem.compactions.restore(id)`` brings it back) with the message as it was appended.
-    None when the conversation is missing or has no live message. Nothing is deleted."""
-    with memory.admin.uow() as uow:
-        conv = uow.conversations.get(conversation_id)
-        live = uow.conversations.live_messages(conversation_id) if conv is not None else []
-        if conv is None or not live:
-            return None
-        newest = logical_order(live)[-1]
-        first = newest.seq - newest.part  # a message's parts have consecutive seqs, part 0 first
-        rows = [m for m in live if m.seq - m.part == first]
-        head = uow.conversations.message_by_seq(conversation_id, first)
-        original = _original(head, rows)
-        cid = new_id("cmp")
-        tokens = sum(m.live_tokens for m in rows)
-        record = CompactionRecord(
-            id=cid,
-            conversation_id=conversation_id,
-            trigger="clear",
-            status="applied",
-            steps=[{"step": POP_STEP, "tokens_saved": tokens, "messages": 1}],
-            first_seq=rows[0].seq,
-            last_seq=rows[-1].seq,
-            messages_affected=len(rows),
-            tokens_before=conv.live_tokens,
-            tokens_after=conv.live_tokens - tokens,
-            created_at=utcnow(),
-            snapshot_epoch=conv.compaction_epoch,
-        )
-        if not uow.conversations.bump_epoch(conversation_id, conv.compaction_epoch):
-            raise InvalidSetting("the conversation changed during pop_item; try again")
-        changes = [RowChange(m.id, m.seq, "archived", m.live_content, m.live_tokens, POP_STEP) for m in rows]
-        prior = uow.compactions.apply_changes(cid, changes)
-        uow.compactions.add(record, meta={"prior": prior})
-        uow.conversations.recount(conversation_id)
-        uow.commit()
-    return cid, original
-
-
-def _original(head: MessageRecord | None, rows: list[MessageRecord]) -> dict[str, Any]:
-    """The message as appended; a row written by compaction (a summary) has no original: its view."""
-    if head is not None and head.raw is not None:
-        loaded = json.loads(head.raw)
-        if isinstance(loaded, dict):
-            return loaded
-    return {"role": rows[0].role, "content": rows[0].view}
+    """Archive the newest live message (``Memory.pop``): the record's id and the message as appended,
+    None when the conversation is missing or has nothing live."""
+    try:
+        return memory.pop(conversation_id)
+    except ConversationNotFound:
+        return None

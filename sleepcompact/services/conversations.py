@@ -7,7 +7,8 @@ append is one transaction, so a bad message leaves the database unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,13 @@ from sleepcompact.domain.budget import Thresholds, output_reserve_for, resolve_w
 from sleepcompact.domain.errors import ConversationNotFound, InvalidSetting
 from sleepcompact.domain.json_shapes import json_problem
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage, normalize, part_tokens
-from sleepcompact.domain.records import CompactionRecord, ConversationRecord, new_rows
+from sleepcompact.domain.records import (
+    CompactionRecord,
+    ConversationRecord,
+    MessageRecord,
+    logical_order,
+    new_rows,
+)
 from sleepcompact.domain.steps import RowChange
 from sleepcompact.domain.tool_ids import CallBook, bind_parts
 from sleepcompact.hooks import ConversationCleared, MessagesAppended
@@ -206,35 +213,78 @@ def clear(deps: Dependencies, conversation_id: str) -> str:
     Recorded as a compaction with trigger ``clear``, including each row's
     prior live state, so ``restore`` can bring the context back exactly.
     """
+    cid = _archive(deps, conversation_id, "clear", lambda live: list(live))
+    assert cid is not None  # clearing an empty context still records the clear
+    if deps.hooks:
+        deps.hooks.notify("conversation_cleared", ConversationCleared(conversation_id))
+    return cid
+
+
+def pop_newest(deps: Dependencies, conversation_id: str) -> tuple[str, dict[str, Any]] | None:
+    """Archive the newest live message (all its rows) and return the id of the record that did it
+    (``restore`` brings it back) with the message as appended; None when nothing is live. A session
+    protocol's ``pop_item`` (the Agents SDK's): nothing is deleted."""
+    taken: list[MessageRecord] = []
+
+    def newest(live: Sequence[MessageRecord]) -> list[MessageRecord]:
+        if not live:
+            return []
+        last = logical_order(live)[-1]
+        first = last.seq - last.part  # a message's parts have consecutive seqs, part 0 first
+        taken.extend(m for m in live if m.seq - m.part == first)
+        return taken
+
+    cid = _archive(deps, conversation_id, "pop", newest, allow_empty=False)
+    if cid is None:
+        return None
+    with deps.read_uow() as uow:
+        head = uow.conversations.message_by_seq(conversation_id, taken[0].seq - taken[0].part)
+    raw = json.loads(head.raw) if head is not None and head.raw is not None else None
+    original = raw if isinstance(raw, dict) else {"role": taken[0].role, "content": taken[0].view}
+    return cid, original
+
+
+def _archive(
+    deps: Dependencies,
+    conversation_id: str,
+    step: str,
+    choose: Callable[[Sequence[MessageRecord]], list[MessageRecord]],
+    *,
+    allow_empty: bool = True,
+) -> str | None:
+    """Archive the live rows ``choose`` picks, recorded as an applied ``clear`` compaction with each
+    row's prior state (restorable), under the epoch check; None when it picks nothing and
+    ``allow_empty`` is off."""
     with deps.uow() as uow:
         conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        live = uow.conversations.live_messages(conversation_id)
+        rows = choose(uow.conversations.live_messages(conversation_id))
+        if not rows and not allow_empty:
+            return None
+        tokens = sum(m.live_tokens for m in rows)
         cid = new_id("cmp")
         record = CompactionRecord(
             id=cid,
             conversation_id=conversation_id,
             trigger="clear",
             status="applied",
-            steps=[{"step": "clear", "tokens_saved": conv.live_tokens, "messages": len(live)}],
-            first_seq=live[0].seq if live else None,
-            last_seq=live[-1].seq if live else None,
-            messages_affected=len(live),
+            steps=[{"step": step, "tokens_saved": tokens, "messages": len(rows)}],
+            first_seq=rows[0].seq if rows else None,
+            last_seq=rows[-1].seq if rows else None,
+            messages_affected=len(rows),
             tokens_before=conv.live_tokens,
-            tokens_after=0,
+            tokens_after=conv.live_tokens - tokens,
             created_at=utcnow(),
             snapshot_epoch=conv.compaction_epoch,
         )
         if not uow.conversations.bump_epoch(conversation_id, conv.compaction_epoch):
-            raise InvalidSetting("the conversation changed during the clear; try again")
-        changes = [RowChange(m.id, m.seq, "archived", m.live_content, m.live_tokens, "clear") for m in live]
+            raise InvalidSetting(f"the conversation changed during the {step}; try again")
+        changes = [RowChange(m.id, m.seq, "archived", m.live_content, m.live_tokens, step) for m in rows]
         prior = uow.compactions.apply_changes(cid, changes)
         uow.compactions.add(record, meta={"prior": prior})
         uow.conversations.recount(conversation_id)
         uow.commit()
-    if deps.hooks:
-        deps.hooks.notify("conversation_cleared", ConversationCleared(conversation_id))
     return cid
 
 
