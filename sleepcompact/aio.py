@@ -95,6 +95,7 @@ class AsyncCompactions(_Proxy[Compactions]):
     history = _awaitable(Compactions.history)
     rerun = _awaitable(Compactions.rerun)
     preview_rerun = _awaitable(Compactions.preview_rerun)
+    queue_rerun = _awaitable(Compactions.queue_rerun)
     submit_batch = _awaitable(Compactions.submit_batch)
     poll_batches = _awaitable(Compactions.poll_batches)
 
