@@ -61,10 +61,10 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load on 
     from sleepcompact.services.batches import BatchReport
     from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats
     from sleepcompact.services.conversations import Appended
-    from sleepcompact.services.guard import PreparedContext
     from sleepcompact.services.history import CompactionInfo, SearchHit
     from sleepcompact.services.memories import ConsolidationReport
     from sleepcompact.services.outcomes import CompactionOutcome
+    from sleepcompact.services.prepared import PreparedContext
     from sleepcompact.services.rerun import RerunPreview, RerunResult
     from sleepcompact.services.sleep import TickResult
     from sleepcompact.services.sweeps import SweepReport
@@ -89,7 +89,7 @@ _LAZY: dict[str, str] = {
     "ConversationStats": "sleepcompact.services.context",
     "DatabaseStats": "sleepcompact.services.context",
     "Appended": "sleepcompact.services.conversations",
-    "PreparedContext": "sleepcompact.services.guard",
+    "PreparedContext": "sleepcompact.services.prepared",
     "CompactionInfo": "sleepcompact.services.history",
     "SearchHit": "sleepcompact.services.history",
     "ConsolidationReport": "sleepcompact.services.memories",

@@ -27,8 +27,8 @@ from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.services import context, conversations, guard, history, recall_tools, transfer
 from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec
-from sleepcompact.services.guard import PreparedContext
 from sleepcompact.services.history import SearchHit
+from sleepcompact.services.prepared import PreparedContext
 from sleepcompact.services.transfer import ConversationExport, ImportSource
 
 

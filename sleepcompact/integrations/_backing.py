@@ -13,7 +13,7 @@ from typing import Any
 from sleepcompact.api import Memory
 from sleepcompact.domain.errors import ConversationNotFound, InvalidSetting
 from sleepcompact.domain.guard import Action
-from sleepcompact.services.guard import PreparedContext
+from sleepcompact.services.prepared import PreparedContext
 
 """The step name of a pop's compaction record (its trigger is ``clear``: a re-run never undoes it)."""
 

@@ -46,7 +46,7 @@ from sleepcompact.domain.agent_logs import langchain_messages
 from sleepcompact.domain.errors import InvalidSetting
 from sleepcompact.domain.guard import Action
 from sleepcompact.integrations._backing import Backing, split_system
-from sleepcompact.services.guard import PreparedContext
+from sleepcompact.services.prepared import PreparedContext
 
 __all__ = ["SleepcompactMiddleware", "SleepcompactState"]
 

@@ -45,7 +45,7 @@ from sleepcompact.domain.agent_logs import responses_items
 from sleepcompact.domain.errors import CompactionNotFound, ConversationNotFound, InvalidMessage, NotRestorable
 from sleepcompact.domain.guard import Action
 from sleepcompact.integrations._backing import Backing, archive_newest, split_system
-from sleepcompact.services.guard import PreparedContext
+from sleepcompact.services.prepared import PreparedContext
 
 __all__ = ["SleepcompactSession", "chat_to_items"]
 
