@@ -122,15 +122,8 @@ class Settings:
             raise InvalidSetting(
                 f"SLEEPCOMPACT_SUMMARIZER must be anthropic, openai or offline, got {summarizer!r}"
             )
-        log_format = env.get("SLEEPCOMPACT_LOG_FORMAT") or None
-        if log_format not in (None, "auto", "json", "console"):
-            raise InvalidSetting(f"SLEEPCOMPACT_LOG_FORMAT must be auto, json or console, got {log_format!r}")
-        defaults = Thresholds()
-        thresholds = Thresholds(
-            soft=_float(env, "SLEEPCOMPACT_SOFT_THRESHOLD", defaults.soft),
-            hard=_float(env, "SLEEPCOMPACT_HARD_THRESHOLD", defaults.hard),
-            target=_float(env, "SLEEPCOMPACT_TARGET_RATIO", defaults.target),
-        )
+        log_format = _log_format(env)
+        thresholds = _thresholds(env)
         return cls(
             database_url=env.get("SLEEPCOMPACT_DATABASE_URL", DEFAULT_DATABASE_URL),
             broker_url=env.get("SLEEPCOMPACT_BROKER_URL", DEFAULT_BROKER_URL),
@@ -148,7 +141,7 @@ class Settings:
             max_message_bytes=_int(env, "SLEEPCOMPACT_MAX_MESSAGE_BYTES", 2 * 1024 * 1024),
             sqlite_busy_timeout_s=_float(env, "SLEEPCOMPACT_SQLITE_BUSY_TIMEOUT", 30.0),
             log_level=env.get("SLEEPCOMPACT_LOG_LEVEL", "INFO").upper(),
-            log_format=log_format,  # type: ignore[arg-type]  # checked above
+            log_format=log_format,
             summarizer_timeout_s=_float(env, "SLEEPCOMPACT_SUMMARIZER_TIMEOUT", 60.0),
             summarizer_attempts=_int(env, "SLEEPCOMPACT_SUMMARIZER_ATTEMPTS", 4),
             task_max_retries=_int(env, "SLEEPCOMPACT_TASK_MAX_RETRIES", 6, minimum=0),
@@ -216,6 +209,23 @@ def nightly_time(cron: str) -> tuple[int, int]:
     if minute > 59 or hour > 23:
         raise InvalidSetting(f"SLEEPCOMPACT_NIGHTLY_CRON: no such time of day in {cron!r}")
     return hour, minute
+
+
+def _log_format(env: Mapping[str, str]) -> LogFormat | None:
+    value = env.get("SLEEPCOMPACT_LOG_FORMAT") or None
+    for choice in (None, "auto", "json", "console"):
+        if value == choice:
+            return choice
+    raise InvalidSetting(f"SLEEPCOMPACT_LOG_FORMAT must be auto, json or console, got {value!r}")
+
+
+def _thresholds(env: Mapping[str, str]) -> Thresholds:
+    defaults = Thresholds()
+    return Thresholds(
+        soft=_float(env, "SLEEPCOMPACT_SOFT_THRESHOLD", defaults.soft),
+        hard=_float(env, "SLEEPCOMPACT_HARD_THRESHOLD", defaults.hard),
+        target=_float(env, "SLEEPCOMPACT_TARGET_RATIO", defaults.target),
+    )
 
 
 def _tenant_instructions(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
