@@ -44,10 +44,11 @@ def with_breakpoints(request: dict[str, Any], ttl: CacheTTL) -> dict[str, Any]:
     """A copy of ``request`` (``system``, ``tools``, ``messages`` in Anthropic form) with breakpoints."""
     out = _copy(request)
     marker: dict[str, Any] = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
-    messages: list[dict[str, Any]] = out.get("messages", [])
-    for msg in messages:
-        if isinstance(msg.get("content"), list):
-            for block in msg["content"]:
+    messages: list[dict[str, Any]] = out["messages"]
+    for i, msg in enumerate(messages):
+        if any("cache_control" in b for b in _blocks(msg)):
+            messages[i] = _own(msg)
+            for block in messages[i]["content"]:
                 if isinstance(block, dict):
                     block.pop("cache_control", None)
     left = MAX_BREAKPOINTS - _caller_markers(out)
@@ -57,7 +58,7 @@ def with_breakpoints(request: dict[str, Any], ttl: CacheTTL) -> dict[str, Any]:
     wanted = [users[-1]] if users else []
     if len(users) > 1:
         wanted.append(users[-2])
-    summary = next((i for i, m in enumerate(messages) if any(_is_summary(b) for b in _blocks(m))), None)
+    summary = _summary_index(messages)
     if summary is not None and summary not in wanted:
         wanted.append(summary)
     for index in wanted:
@@ -67,20 +68,35 @@ def with_breakpoints(request: dict[str, Any], ttl: CacheTTL) -> dict[str, Any]:
 
 
 def _copy(request: dict[str, Any]) -> dict[str, Any]:
-    """A copy down to the blocks, the only level a marker is put on (cheaper than a deep copy, and every
-    block its own object even where the caller passed the same one twice)."""
+    """A copy of what may be marked: the system blocks, the tools and the list of messages. A message is
+    copied (down to its blocks) only when a marker is put on it or taken off it, so a call costs the same
+    whatever the length of the history (every block its own object even where the caller passed the same
+    one twice)."""
     out = dict(request)
     if isinstance(out.get("system"), list):
         out["system"] = [dict(b) if isinstance(b, dict) else b for b in out["system"]]
     if out.get("tools"):
         out["tools"] = [dict(t) if isinstance(t, dict) else t for t in out["tools"]]
-    out["messages"] = [
-        {**m, "content": [dict(b) if isinstance(b, dict) else b for b in m["content"]]}
-        if isinstance(m.get("content"), list)
-        else dict(m)
-        for m in out.get("messages", [])
-    ]
+    out["messages"] = list(out.get("messages", []))
     return out
+
+
+def _own(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of one message down to its blocks (a plain-string turn stays a string)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    return {**message, "content": [dict(b) if isinstance(b, dict) else b for b in content]}
+
+
+def _summary_index(messages: list[dict[str, Any]]) -> int | None:
+    """The message holding the summary: it opens the history, before the first assistant turn."""
+    for i, msg in enumerate(messages):
+        if msg.get("role") == "assistant":
+            return None
+        if any(_is_summary(b) for b in _blocks(msg)):
+            return i
+    return None
 
 
 def _caller_markers(request: dict[str, Any]) -> int:
@@ -121,7 +137,7 @@ def _blocks(message: dict[str, Any]) -> Sequence[dict[str, Any]]:
 def _mark_message(messages: list[dict[str, Any]], index: int, marker: dict[str, Any]) -> bool:
     """Mark the last markable block of a message that is not recalled snippets; a plain-string turn
     becomes one text block (the only way to carry a marker)."""
-    msg = messages[index]
+    msg = messages[index] = _own(messages[index])
     if isinstance(msg.get("content"), str):
         if not msg["content"] or _is_recalled({"type": "text", "text": msg["content"]}):
             return False
