@@ -305,25 +305,34 @@ def table(rows: Sequence[Row], notes: Sequence[str]) -> list[str]:
     return [*lines, "", *(f"- {n}" for n in notes), ""] if notes else [*lines, ""]
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.guard", description=__doc__)
+def backends_from(prog: str, doc: str | None, argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The databases to run on (``--sqlite-only`` skips PostgreSQL), with logging kept quiet."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc)
     parser.add_argument("--sqlite-only", action="store_true", help="skip the PostgreSQL cases")
     args = parser.parse_args(argv)
     configure_logging(Settings(log_level="WARNING"))
-    backends = ("SQLite",) if args.sqlite_only else ("SQLite", "PostgreSQL")
-    load_before = os.getloadavg()[0]
-    with databases(args.sqlite_only) as new:
-        print("part 1: the decision")
-        check_rows, size_ratios = decision_part(new, backends)
-        print("part 2: the whole call")
-        decide_rows, speedups, call_rows = call_part(new, backends)
-    header = (
+    return ("SQLite",) if args.sqlite_only else ("SQLite", "PostgreSQL")
+
+
+def run_header(load_before: float) -> str:
+    """The line a pasted table starts with: when, where (CPU, load before and after), Python, tokenizer."""
+    return (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} · {platform.platform()} · CPU {cpu_model()} "
         f"({os.cpu_count()} CPUs, 1-min load {load_before:.2f} before, {os.getloadavg()[0]:.2f} after) · "
         f"Python {platform.python_version()} · tokenizer {load_counter().name}"
     )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    backends = backends_from("python -m bench.guard", __doc__, argv)
+    load_before = os.getloadavg()[0]
+    with databases(backends == ("SQLite",)) as new:
+        print("part 1: the decision")
+        check_rows, size_ratios = decision_part(new, backends)
+        print("part 2: the whole call")
+        decide_rows, speedups, call_rows = call_part(new, backends)
     lines = [
-        header,
+        run_header(load_before),
         "",
         f"**The decision**, {SIZES[0]:,} and {SIZES[1]:,} messages below soft (window {CHECK_WINDOW:,}):",
         "",

@@ -22,6 +22,7 @@ from sleepcompact.config import Settings
 from sleepcompact.domain.errors import DatabaseNotInitialized
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.domain.render_cache import RenderCache
 from sleepcompact.hooks import Hooks, load_hooks
 from sleepcompact.logs import configure_logging, redact_with
 from sleepcompact.ports import Summarizer, TaskQueue, TextRedactor, TokenCounter
@@ -64,6 +65,7 @@ class Container:
         self._sessions = make_session_factory(self.engine)
         self._read_sessions = make_session_factory(self.engine, readonly=True)
         self._reader = ConversationReader(self.engine)
+        self.render_cache = RenderCache(settings.render_cache_conversations)
         self.hooks = load_hooks(Hooks(), settings.hooks)
 
     def uow(self) -> SqlUnitOfWork:

@@ -81,6 +81,7 @@ class Settings:
     guard_lease_wait_s: float = 10.0
     sleep_request_interval_s: int = 300
     calibration_cache_s: float = 60.0
+    render_cache_conversations: int = 256  # renderings kept per process for the guard (0: none)
     metrics_port: int = 0
     async_workers: int = 8  # threads AsyncMemory runs the sync services in (sleepcompact.aio)
 
@@ -176,6 +177,7 @@ class Settings:
             guard_lease_wait_s=_float(env, "SLEEPCOMPACT_GUARD_LEASE_WAIT", 10.0),
             sleep_request_interval_s=_int(env, "SLEEPCOMPACT_SLEEP_REQUEST_INTERVAL", 300, minimum=0),
             calibration_cache_s=_float(env, "SLEEPCOMPACT_CALIBRATION_CACHE", 60.0),
+            render_cache_conversations=_int(env, "SLEEPCOMPACT_RENDER_CACHE", 256, minimum=0),
             metrics_port=_int(env, "SLEEPCOMPACT_METRICS_PORT", 0, minimum=0),
             async_workers=_int(env, "SLEEPCOMPACT_ASYNC_WORKERS", 8),
         )

@@ -40,12 +40,18 @@ def _is_summary(block: dict[str, Any]) -> bool:
     return block.get("type") == "text" and str(block.get("text", "")).startswith(SUMMARY_PREFIX)
 
 
-def with_breakpoints(request: dict[str, Any], ttl: CacheTTL) -> dict[str, Any]:
-    """A copy of ``request`` (``system``, ``tools``, ``messages`` in Anthropic form) with breakpoints."""
+def with_breakpoints(
+    request: dict[str, Any], ttl: CacheTTL, *, marked: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """A copy of ``request`` (``system``, ``tools``, ``messages`` in Anthropic form) with breakpoints.
+
+    ``marked``: the indexes of the messages that carry a ``cache_control`` already, when the caller
+    knows them (the guard's rendering does), so a call does not look through the whole history."""
     out = _copy(request)
     marker: dict[str, Any] = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
     messages: list[dict[str, Any]] = out["messages"]
-    for i, msg in enumerate(messages):
+    for i in range(len(messages)) if marked is None else marked:
+        msg = messages[i]
         if any("cache_control" in b for b in _blocks(msg)):
             messages[i] = _own(msg)
             for block in messages[i]["content"]:
@@ -54,10 +60,7 @@ def with_breakpoints(request: dict[str, Any], ttl: CacheTTL) -> dict[str, Any]:
     left = MAX_BREAKPOINTS - _caller_markers(out)
     if left > 0 and _mark_head(out, marker):
         left -= 1
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    wanted = [users[-1]] if users else []
-    if len(users) > 1:
-        wanted.append(users[-2])
+    wanted = _last_user_turns(messages, 2)
     summary = _summary_index(messages)
     if summary is not None and summary not in wanted:
         wanted.append(summary)
@@ -65,6 +68,17 @@ def with_breakpoints(request: dict[str, Any], ttl: CacheTTL) -> dict[str, Any]:
         if left > 0 and _mark_message(messages, index, marker):
             left -= 1
     return out
+
+
+def _last_user_turns(messages: list[dict[str, Any]], n: int) -> list[int]:
+    """The indexes of the newest ``n`` user messages, newest first (read from the end)."""
+    found: list[int] = []
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            found.append(i)
+            if len(found) == n:
+                break
+    return found
 
 
 def _copy(request: dict[str, Any]) -> dict[str, Any]:

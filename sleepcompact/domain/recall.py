@@ -211,6 +211,8 @@ def recall(
     if budget <= 0:
         return []
     pool = sorted((c for c in candidates if eligible(c)), key=lambda c: c.id)
+    if not pool:
+        return []  # nothing to rank: the recent text is not even split into terms
     scores = relevance([terms(c.content) for c in pool], terms(recent))
     ranked = []
     for c, rel in zip(pool, scores, strict=True):

@@ -6,6 +6,11 @@ of the very next user message, and no content is empty. Rows are merged and,
 where history itself breaks those rules (an orphan result, a call never
 answered), repaired in the rendering only; the stored rows stay as they were.
 
+A conversation's rendering is kept between calls (``RenderedHistory``): appending rows re-renders
+only from the last assistant turn on, because no later row can change a turn before it (merging joins
+a row to the turn just before it; pairing repairs look one turn back and one forward). The turns it
+hands out are shared with that cache: read them, copy before changing.
+
 Recalled memories (``recall.memory_block``) travel on the user side, never in
 the system prompt: they come from journal entries, and material that is not
 the caller's own instructions never gets a system role. Anthropic: a text
@@ -16,16 +21,16 @@ left out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sleepcompact.domain.attachments import request_weight
 from sleepcompact.domain.blocks import EMPTY_RESULT
 from sleepcompact.domain.messages import Content, content_text
+from sleepcompact.domain.openai_turns import RESUMED_PLACEHOLDER, flatten, openai_turn
 from sleepcompact.domain.records import MessageRecord, logical_order
 
-RESUMED_PLACEHOLDER = "[conversation resumed]"
 UNANSWERED_RESULT = "[no result was recorded for this tool call]"
 OPENAI_ONLY = ("input_audio", "file", "input_file")
 """Parts OpenAI accepts and Anthropic does not: an Anthropic rendering names them in text instead."""
@@ -74,37 +79,12 @@ def _side(row: MessageRecord) -> str:
     return "assistant" if row.role == "assistant" else "user"
 
 
-def render_anthropic(
-    rows: Sequence[MessageRecord],
-    system: str | None = None,
-    memories: str | None = None,
-    recalled: str | None = None,
-) -> Rendered:
-    """Anthropic Messages form of the live rows, with ``system`` prepended to any stored system text.
-
-    ``memories`` (the recalled-notes block) opens the first user message as a text block of its own;
-    ``recalled`` (archived snippets, ``history_recall``) closes the newest user turn.
-    """
-    return _render(rows, system, memories, openai=False, recalled=recalled)
-
-
-def _render(
-    rows: Sequence[MessageRecord],
-    system: str | None,
-    memories: str | None,
-    *,
-    openai: bool,
-    recalled: str | None = None,
-) -> Rendered:
-    """The Anthropic form; with ``openai``, OpenAI-only parts are kept for ``render_openai`` to send."""
-    system_parts = [system] if system else []
-    body = logical_order(rows)
-    while body and body[0].role == "system":
-        system_parts.append(content_text(body[0].view))
-        body.pop(0)
-
+def _turns(body: Sequence[MessageRecord], *, openai: bool) -> tuple[list[dict[str, Any]], list[int]]:
+    """The rows (in logical order, leading system rows taken out) as paired turns, and for each turn
+    the index in ``body`` of the row that opened it. With ``openai``, OpenAI-only parts are kept."""
     messages: list[dict[str, Any]] = []
-    for row in body:
+    starts: list[int] = []
+    for i, row in enumerate(body):
         side = _side(row)
         if row.kind == "tool_result":
             blocks = [_result_block(row, openai=openai)]
@@ -119,21 +99,13 @@ def _render(
             messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": side, "content": blocks})
-    messages = _repair_tool_pairing(messages)
+            starts.append(i)
+    messages = _repair_tool_pairing(messages)  # one turn for one turn: ``starts`` stays aligned
     for msg in messages:
         if msg["role"] == "user":
             # tool_result blocks must open their user turn.
             msg["content"].sort(key=lambda b: 0 if b.get("type") == "tool_result" else 1)
-    if messages and messages[0]["role"] != "user":
-        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": RESUMED_PLACEHOLDER}]})
-    if memories and messages:
-        # The first user turn answers no call, so it has no tool_result block that must stay first.
-        messages[0]["content"].insert(0, {"type": "text", "text": memories})
-    newest_user = next((m for m in reversed(messages) if m["role"] == "user"), None)
-    if recalled and newest_user is not None:
-        # Last in the newest user turn: after its tool results, and after everything a cache holds.
-        newest_user["content"].append({"type": "text", "text": recalled})
-    return Rendered(system="\n\n".join(p for p in system_parts if p) or None, messages=_simplify(messages))
+    return messages, starts
 
 
 def _repair_tool_pairing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -149,7 +121,7 @@ def _repair_tool_pairing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
                 tid = block.get("tool_use_id")
                 if is_result and (tid not in prev_calls or tid in answered):
                     # A result answering no call of the previous turn, or answering it again, travels as text.
-                    text = _flatten(block.get("content", ""))
+                    text = flatten(block.get("content", ""))
                     fixed.append({"type": "text", "text": f"[tool result {block.get('tool_use_id')}] {text}"})
                 else:
                     if is_result:
@@ -187,24 +159,204 @@ def _ordered_call_ids(msg: dict[str, Any]) -> list[str]:
     return [str(b["id"]) for b in msg["content"] if b.get("type") == "tool_use"]
 
 
-def _flatten(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return content_text(content)
-    return ""
-
-
-def _simplify(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _simplified(msg: dict[str, Any]) -> dict[str, Any]:
     """A turn that is one text block is sent as a plain string, as clients usually write it."""
-    out = []
-    for msg in messages:
-        content = msg["content"]
-        if len(content) == 1 and content[0].get("type") == "text" and set(content[0]) == {"type", "text"}:
-            out.append({"role": msg["role"], "content": content[0]["text"]})
-        else:
-            out.append(msg)
-    return out
+    content = msg["content"]
+    if len(content) == 1 and content[0].get("type") == "text" and set(content[0]) == {"type", "text"}:
+        return {"role": msg["role"], "content": content[0]["text"]}
+    return msg
+
+
+@dataclass(frozen=True)
+class RenderedHistory:
+    """The live rows of one conversation rendered once, for one format, to be extended as rows arrive.
+
+    Nothing in it is changed after it is built: ``extended`` shares the turns that cannot change and
+    builds new ones for the rest. ``sent`` are the messages as sent, without memories or recalled
+    snippets (``finish`` adds those to copies); ``weights`` are their running ``request_weight`` sums.
+    """
+
+    openai: bool
+    rows: tuple[MessageRecord, ...]  # the live rows, in stored order
+    system_parts: tuple[str, ...]  # the leading system rows' text
+    body: tuple[MessageRecord, ...]  # logical order, leading system rows taken out
+    turns: tuple[dict[str, Any], ...]  # Anthropic-form turns (blocks), before memories and snippets
+    starts: tuple[int, ...]  # per turn: index in ``body`` of its first row (-1: the resumed placeholder)
+    sent: tuple[dict[str, Any], ...]  # the turns as sent: simplified (Anthropic) or converted (OpenAI)
+    offsets: tuple[int, ...]  # per turn: where its messages start in ``sent`` (and the end, last)
+    weights: tuple[tuple[int, int], ...]  # (attachments, bytes) of sent[:i], for every i
+    marked: tuple[int, ...]  # indexes in ``sent`` of messages carrying a stored ``cache_control``
+    stable: int  # the last assistant turn: re-rendering starts there (-1: none yet)
+
+
+def history_of(rows: Sequence[MessageRecord], *, openai: bool) -> RenderedHistory:
+    """Render every live row."""
+    body = logical_order(rows)
+    parts: list[str] = []
+    while body and body[0].role == "system":
+        parts.append(content_text(body[0].view))
+        body.pop(0)
+    turns, starts = _turns(body, openai=openai)
+    if turns and turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": RESUMED_PLACEHOLDER}]})
+        starts.insert(0, -1)
+    return _assembled(openai, tuple(rows), tuple(parts), tuple(body), turns, starts, None)
+
+
+def extended(history: RenderedHistory, new: Sequence[MessageRecord]) -> RenderedHistory:
+    """``history`` with ``new`` rows appended (all after its rows): equal to ``history_of`` all of them.
+
+    Only the turns from the last assistant turn on are rendered again. A summary row (which goes to the
+    front in logical order) or a history with no assistant turn yet is rendered whole."""
+    if not new:
+        return history
+    rows = (*history.rows, *new)
+    if history.stable < 0 or any(r.kind == "summary" for r in new):
+        return history_of(rows, openai=history.openai)
+    body = (*history.body, *new)
+    begin = history.starts[history.stable]
+    tail, tail_starts = _turns(body[begin:], openai=history.openai)
+    turns = [*history.turns[: history.stable], *tail]
+    starts = [*history.starts[: history.stable], *(s + begin for s in tail_starts)]
+    return _assembled(history.openai, rows, history.system_parts, body, turns, starts, history)
+
+
+def _assembled(
+    openai: bool,
+    rows: tuple[MessageRecord, ...],
+    parts: tuple[str, ...],
+    body: tuple[MessageRecord, ...],
+    turns: list[dict[str, Any]],
+    starts: list[int],
+    prev: RenderedHistory | None,
+) -> RenderedHistory:
+    """The history with ``sent``, ``offsets`` and ``weights`` built for the turns ``prev`` lacks."""
+    keep = prev.stable if prev is not None else 0
+    cut = prev.offsets[keep] if prev is not None else 0
+    sent = list(prev.sent[:cut]) if prev is not None else []
+    offsets = list(prev.offsets[:keep]) if prev is not None else []
+    weights = list(prev.weights[: cut + 1]) if prev is not None else [(0, 0)]
+    marked = [i for i in prev.marked if i < cut] if prev is not None else []
+    for turn in turns[keep:]:
+        offsets.append(len(sent))
+        simple = _simplified(turn)
+        for msg in openai_turn(simple) if openai else (simple,):
+            if has_marker(msg):
+                marked.append(len(sent))
+            sent.append(msg)
+            a, b = request_weight(msg)
+            weights.append((weights[-1][0] + a, weights[-1][1] + b))
+    offsets.append(len(sent))
+    stable = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "assistant"), -1)
+    return RenderedHistory(
+        openai,
+        rows,
+        parts,
+        body,
+        tuple(turns),
+        tuple(starts),
+        tuple(sent),
+        tuple(offsets),
+        tuple(weights),
+        tuple(marked),
+        stable,
+    )
+
+
+def has_marker(msg: dict[str, Any]) -> bool:
+    """Whether a message carries a ``cache_control`` on one of its blocks (stored with the message)."""
+    content = msg.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and "cache_control" in b for b in content)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A request's system text and messages, and their ``request_weight`` without a walk over them."""
+
+    system: str | None
+    messages: list[dict[str, Any]]
+    weight: tuple[int, int]
+    marked: tuple[int, ...]  # indexes in ``messages`` carrying a ``cache_control`` (``has_marker``)
+
+
+def finish(
+    history: RenderedHistory, system: str | None, memories: str | None, recalled: str | None
+) -> Finished:
+    """The request from the cached turns: the caller's system prompt before the stored one, the memory
+    block opening the first user turn (OpenAI: a user message after the system message), the recalled
+    snippets closing the newest user turn. Only the turns those change are copied."""
+    system_text = "\n\n".join(p for p in (system, *history.system_parts) if p) or None
+    turns = history.turns
+    changed: dict[int, list[dict[str, Any]]] = {}
+    if memories and turns and not history.openai:
+        # The first user turn answers no call, so it has no tool_result block that must stay first.
+        changed[0] = [{"type": "text", "text": memories}, *turns[0]["content"]]
+    newest = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "user"), None)
+    if recalled and newest is not None:
+        # Last in the newest user turn: after its tool results, and after everything a cache holds.
+        changed[newest] = [*changed.get(newest, turns[newest]["content"]), {"type": "text", "text": recalled}]
+    messages = list(history.sent)
+    attachments, size = history.weights[-1]
+    lengths: dict[int, int] = {}
+    for i in sorted(changed, reverse=True):  # from the end, so earlier offsets stay right
+        simple = _simplified({"role": turns[i]["role"], "content": changed[i]})
+        new = openai_turn(simple) if history.openai else [simple]
+        lo, hi = history.offsets[i], history.offsets[i + 1]
+        for old in messages[lo:hi]:
+            a, b = request_weight(old)
+            attachments, size = attachments - a, size - b
+        for msg in new:
+            a, b = request_weight(msg)
+            attachments, size = attachments + a, size + b
+        messages[lo:hi] = new
+        lengths[i] = len(new)
+    head: list[dict[str, Any]] = []
+    if history.openai:
+        if system_text:
+            head.append({"role": "system", "content": system_text})
+        if memories and turns:
+            head.append({"role": "user", "content": memories})
+        system_text = None
+    for msg in head:
+        a, b = request_weight(msg)
+        attachments, size = attachments + a, size + b
+    messages[:0] = head
+    frame_a, frame_b = request_weight({"system": system_text, "messages": []})
+    weight = (attachments + frame_a, size + frame_b + 2 * len(messages))
+    return Finished(system_text, messages, weight, _marked(history, lengths, len(head), messages))
+
+
+def _marked(
+    history: RenderedHistory, lengths: dict[int, int], shift: int, messages: list[dict[str, Any]]
+) -> tuple[int, ...]:
+    """Where ``messages`` carry a stored marker: the cached indexes, moved past the messages put in front
+    (``shift``) and the turns ``finish`` replaced (``lengths``: turn -> its new number of messages),
+    whose messages are checked again."""
+    out: list[int] = []
+    delta, pos = shift, 0
+    for turn in sorted(lengths):
+        lo, hi = history.offsets[turn], history.offsets[turn + 1]
+        out.extend(i + delta for i in history.marked if pos <= i < lo)
+        out.extend(j for j in range(lo + delta, lo + delta + lengths[turn]) if has_marker(messages[j]))
+        delta += lengths[turn] - (hi - lo)
+        pos = hi
+    out.extend(i + delta for i in history.marked if i >= pos)
+    return tuple(out)
+
+
+def render_anthropic(
+    rows: Sequence[MessageRecord],
+    system: str | None = None,
+    memories: str | None = None,
+    recalled: str | None = None,
+) -> Rendered:
+    """Anthropic Messages form of the live rows, with ``system`` prepended to any stored system text.
+
+    ``memories`` (the recalled-notes block) opens the first user message as a text block of its own;
+    ``recalled`` (archived snippets, ``history_recall``) closes the newest user turn.
+    """
+    done = finish(history_of(rows, openai=False), system, memories, recalled)
+    return Rendered(system=done.system, messages=done.messages)
 
 
 def render_openai(
@@ -218,82 +370,4 @@ def render_openai(
     ``memories`` (the recalled-notes block) is a user message of its own right after the system message.
     Thinking blocks are Anthropic's and are left out; server tool blocks travel as their text.
     """
-    anthropic = _render(rows, system, None, openai=True, recalled=recalled)
-    out: list[dict[str, Any]] = []
-    if anthropic.system:
-        out.append({"role": "system", "content": anthropic.system})
-    if memories and anthropic.messages:
-        out.append({"role": "user", "content": memories})
-    for msg in anthropic.messages:
-        content = msg["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if msg["role"] == "assistant":
-            out.append(_openai_assistant(blocks))
-            continue
-        rest: list[dict[str, Any]] = []
-        for b in blocks:
-            if b.get("type") == "tool_result":
-                text = _flatten(b.get("content", "")) or EMPTY_RESULT
-                out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": text})
-            else:
-                rest.append(b)
-        if rest:
-            out.append({"role": "user", "content": _openai_user_content(rest)})
-    return out
-
-
-def _openai_assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    texts = [
-        str(b["text"]) if b.get("type") == "text" else content_text([b])
-        for b in blocks
-        if b.get("type") not in ("tool_use", "thinking", "redacted_thinking")
-    ]
-    calls = [
-        {
-            "id": b["id"],
-            "type": "function",
-            "function": {"name": b["name"], "arguments": json.dumps(b.get("input", {}), ensure_ascii=False)},
-        }
-        for b in blocks
-        if b.get("type") == "tool_use"
-    ]
-    text = "\n".join(t for t in texts if t)
-    entry: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        entry["tool_calls"] = calls
-    elif not text:
-        entry["content"] = RESUMED_PLACEHOLDER  # only thinking: OpenAI wants some content
-    return entry
-
-
-def _openai_user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    if all(b.get("type") == "text" for b in blocks):
-        return "\n\n".join(str(b["text"]) for b in blocks)
-    return [_openai_part(b) for b in blocks]
-
-
-def _openai_part(b: dict[str, Any]) -> dict[str, Any]:
-    btype = b.get("type")
-    raw_source = b.get("source")
-    src: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
-    if btype == "image":
-        url = (
-            f"data:{src.get('media_type')};base64,{src.get('data')}"
-            if src.get("type") == "base64"
-            else src.get("url")
-        )
-        if not isinstance(url, str) or not url:
-            # An Anthropic Files API image has no URL OpenAI could fetch: named in text instead.
-            return {"type": "text", "text": f"[image {src.get('file_id', '')} omitted: not supported here]"}
-        return {"type": "image_url", "image_url": {"url": url}}
-    if btype == "document" and src.get("type") == "base64":
-        data = f"data:{src.get('media_type')};base64,{src.get('data')}"
-        return {"type": "file", "file": {"file_data": data, "filename": "document.pdf"}}
-    if btype == "document" and src.get("type") == "text":
-        return {"type": "text", "text": str(src.get("data", ""))}
-    if btype in ("input_audio", "file"):
-        return dict(b)
-    if btype == "document":
-        where = src.get("url") or src.get("file_id") or src.get("type")
-        return {"type": "text", "text": f"[document {where} omitted: not supported here]"}
-    return {"type": "text", "text": str(b["text"]) if btype == "text" else content_text([b]) or f"[{btype}]"}
+    return finish(history_of(rows, openai=True), system, memories, recalled).messages

@@ -24,6 +24,10 @@ class CompactionRepository(Protocol):
         """Compactions of a conversation with their metadata, oldest first, in one query."""
         ...
 
+    def latest(self, conversation_id: str) -> CompactionRecord | None:
+        """The newest compaction of a conversation (the last of ``of``), or None."""
+        ...
+
     def with_status(self, status: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
         """Compactions in one status, with their metadata."""
         ...

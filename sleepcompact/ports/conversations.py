@@ -63,8 +63,8 @@ class ConversationRepository(Protocol):
         """Insert rows (and index them for search); returns their ids."""
         ...
 
-    def live_messages(self, conversation_id: str) -> list[MessageRecord]:
-        """Rows the next LLM call carries, in seq order."""
+    def live_messages(self, conversation_id: str, since: int = 0) -> list[MessageRecord]:
+        """Rows the next LLM call carries, in seq order (with ``since``, those from that seq on)."""
         ...
 
     def all_messages(self, conversation_id: str) -> list[MessageRecord]:

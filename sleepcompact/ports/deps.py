@@ -8,6 +8,7 @@ from typing import Protocol
 from sleepcompact.config import Settings
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.domain.render_cache import RenderCache
 from sleepcompact.hooks import Hooks
 from sleepcompact.ports.llm import Summarizer, TextRedactor, TokenCounter
 from sleepcompact.ports.queue import TaskQueue
@@ -48,6 +49,11 @@ class Dependencies(Protocol):
     @property
     def hooks(self) -> Hooks:
         """The application's callbacks (``sleepcompact.hooks``); empty unless some were registered."""
+        ...
+
+    @property
+    def render_cache(self) -> RenderCache:
+        """This process's renderings of recently used conversations (``domain.render_cache``)."""
         ...
 
     def uow(self) -> UnitOfWork:

@@ -25,7 +25,7 @@ from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, conversation_policy, plan, with_summary_size
 from sleepcompact.domain.messages import content_text, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
-from sleepcompact.domain.records import CompactionRecord
+from sleepcompact.domain.records import CompactionRecord, MessageRecord
 from sleepcompact.ports import Dependencies, Summarizer
 from sleepcompact.services import compaction_hooks
 from sleepcompact.services.compaction_writes import (
@@ -67,6 +67,17 @@ class CompactRequest:
     reserved_tokens: int = 0
     deadline: float | None = None
     summarizer: Summarizer | None = None
+    live: LiveRows | None = None
+
+
+@dataclass(frozen=True)
+class LiveRows:
+    """Live rows the caller already read (the guard's rendering), and the snapshot they belong to: used
+    instead of reading them again when the conversation is still at that epoch and ``next_seq``."""
+
+    epoch: int
+    next_seq: int
+    rows: tuple[MessageRecord, ...]
 
 
 def compact(
@@ -140,18 +151,23 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
 
 
 def load_snapshot(deps: Dependencies, conversation_id: str, request: CompactRequest) -> Loaded:
-    """Stage 1: the conversation, its live rows and compaction history, read in one transaction."""
-    with deps.uow() as uow:
+    """Stage 1: the conversation, its live rows and its last compaction, read in one snapshot (a read:
+    the apply's epoch check is what makes the result safe to write). The caller's ``request.live`` rows
+    are used when nothing changed since they were read."""
+    with deps.read_uow() as uow:
         conv = uow.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        rows = tuple(uow.conversations.live_messages(conversation_id))
+        live = request.live
+        if live is not None and (live.epoch, live.next_seq) == (conv.compaction_epoch, conv.next_seq):
+            rows = live.rows
+        else:
+            rows = tuple(uow.conversations.live_messages(conversation_id))
         depth = uow.compactions.summary_depth(conversation_id)
-        history = uow.compactions.of(conversation_id)
+        last = uow.compactions.latest(conversation_id)
         factors = request.factors if request.factors is not None else uow.calibration.factors()
     budget = budget_for(conv, deps.settings.thresholds, factors, reserved=request.reserved_tokens)
     snapshot = Snapshot(conversation_id, conv.compaction_epoch, conv.next_seq - 1, rows, depth)
-    last = history[-1][0] if history else None
     policy = conversation_policy(conv, deps.policy)
     return Loaded(conv, snapshot, budget, policy, last, factors, input_hash(rows))
 

@@ -13,8 +13,9 @@ from sleepcompact.domain.journal import MemoryRecord
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text
 from sleepcompact.domain.recall import Candidate, Recalled, memory_block, recall
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
-from sleepcompact.domain.rendering import render_anthropic, render_openai
-from sleepcompact.ports import Dependencies
+from sleepcompact.domain.render_cache import CachedRendering
+from sleepcompact.domain.rendering import extended, finish, history_of
+from sleepcompact.ports import ConversationRepository, Dependencies
 from sleepcompact.services.history_recall import recall_allowance, recalled_history
 
 RenderFormat = Literal["anthropic", "openai"]
@@ -78,6 +79,8 @@ class ContextView:
     )  # archived snippets: seq, snippet; best first
     recall_tokens: int = 0  # counted tokens of the recalled-history block (included in tokens above)
     recall_reserve: int = 0  # counted tokens that block may take (an emergency compaction leaves room)
+    request_weight: tuple[int, int] | None = None  # (attachments, bytes) of the request, when known
+    marked: tuple[int, ...] | None = None  # messages carrying a stored cache_control, when known
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what ``sleepcompact context --json`` prints)."""
@@ -127,29 +130,26 @@ def render_context(
         conv = tx.conversations.get(conversation_id)
         if conv is None:
             raise ConversationNotFound(conversation_id)
-        rows = tx.conversations.live_messages(conversation_id)
+        entry = _rendering(deps, tx.conversations, conv, fmt == "openai")
         if factors is None:
             factors = tx.calibration.factors()
+        rows = entry.history.rows
         stored = tx.memories.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
+    deps.render_cache.put(conversation_id, fmt == "openai", entry)
     budget = budget_for(conv, deps.settings.thresholds, factors)
-    chosen, block, memory_tokens = _memories(deps, stored, rows, budget)
+    chosen, block, memory_tokens = _memories(deps, stored, entry.anchor, budget)
     counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens
     recalled_block, recalled, recall_tokens = recalled_history(
         deps, conv, rows, budget, counted + tools_tokens
     )
     counted += recall_tokens
     reserve = recall_allowance(deps, conv, budget) if rows else 0
-    if fmt == "openai":
-        messages = render_openai(rows, system, block, recalled_block)
-        sys_text: str | None = None
-    else:
-        rendered = render_anthropic(rows, system, block, recalled_block)
-        messages, sys_text = rendered.messages, rendered.system
+    done = finish(entry.history, system, block, recalled_block)
     return ContextView(
         conversation_id=conversation_id,
         format=fmt,
-        system=sys_text,
-        messages=messages,
+        system=done.system,
+        messages=done.messages,
         tokens=budget.effective(counted),
         counted_tokens=counted,
         budget=budget,
@@ -161,11 +161,30 @@ def render_context(
         recalled=[{"seq": r.seq, "snippet": r.snippet} for r in recalled],
         recall_tokens=recall_tokens,
         recall_reserve=reserve,
+        request_weight=done.weight,
+        marked=done.marked,
     )
 
 
+def _rendering(
+    deps: Dependencies, conversations: ConversationRepository, conv: ConversationRecord, openai: bool
+) -> CachedRendering:
+    """The conversation's rendering in this snapshot: the cached one with the rows appended since, when
+    the cache holds one for this epoch (``domain.render_cache``), else every live row rendered."""
+    cached = deps.render_cache.get(conv.id, openai)
+    if cached is not None and cached.valid_for(conv):
+        new = conversations.live_messages(conv.id, cached.next_seq)
+        history = extended(cached.history, new)
+        final = cached.anchor_final or not new
+        anchor = (cached.anchor, cached.anchor_final) if final else anchor_text(history.rows)
+    else:
+        history = history_of(conversations.live_messages(conv.id), openai=openai)
+        anchor = anchor_text(history.rows)
+    return CachedRendering(conv.compaction_epoch, conv.created_at, conv.next_seq, history, *anchor)
+
+
 def _memories(
-    deps: Dependencies, stored: Sequence[MemoryRecord], rows: Sequence[MessageRecord], budget: Budget
+    deps: Dependencies, stored: Sequence[MemoryRecord], anchor: str, budget: Budget
 ) -> tuple[list[Recalled], str, int]:
     """The memories recalled for the call, their block and its counted tokens (both caps are in the
     model's tokens, like every budget figure; recall counts with our counter)."""
@@ -173,17 +192,17 @@ def _memories(
     allowance = math.floor(
         min(deps.settings.memory_budget_tokens, MEMORY_SHARE * budget.usable) / budget.safety_factor
     )
-    chosen = recall(
-        [_candidate(m) for m in stored], _anchor_text(rows), allowance - MESSAGE_OVERHEAD, counter.count
-    )
+    chosen = recall([_candidate(m) for m in stored], anchor, allowance - MESSAGE_OVERHEAD, counter.count)
     block = memory_block([r.line for r in chosen])
     return chosen, block, (counter.count(block) + MESSAGE_OVERHEAD if block else 0)
 
 
 def current_turn_tokens(rows: Sequence[MessageRecord]) -> int:
     """Counted tokens of the newest user message and everything after it: what no compaction removes."""
-    starts = [i for i, r in enumerate(rows) if r.role == "user" and r.kind == "message"]
-    return sum(r.live_tokens for r in (rows[starts[-1] :] if starts else rows))
+    start = next(
+        (i for i in range(len(rows) - 1, -1, -1) if rows[i].role == "user" and rows[i].kind == "message"), 0
+    )
+    return sum(r.live_tokens for r in rows[start:])
 
 
 def _candidate(m: MemoryRecord) -> Candidate:
@@ -198,16 +217,23 @@ def _candidate(m: MemoryRecord) -> Candidate:
     )
 
 
-def _anchor_text(rows: Sequence[MessageRecord]) -> str:
-    """The text memories are ranked against: the summary and the oldest live turns (``ANCHOR_ROWS``).
+def anchor_text(rows: Sequence[MessageRecord]) -> tuple[str, bool]:
+    """The text memories are ranked against: the summary and the oldest live turns (``ANCHOR_ROWS``),
+    and whether it is final (that many turns are live: rows appended later cannot change it).
 
-    Only a compaction changes it (appends add at the end), so the memory block that opens the first user
-    turn stays byte-identical from one call to the next and a prompt cache keeps it; what the newest
-    question needs from the archive comes in its own turn (``history_recall``). Ranking against the
-    newest turns, as before, moved the whole request prefix at every call."""
+    Only a compaction changes a final anchor (appends add at the end), so the memory block that opens the
+    first user turn stays byte-identical from one call to the next and a prompt cache keeps it; what the
+    newest question needs from the archive comes in its own turn (``history_recall``). Ranking against
+    the newest turns, as before, moved the whole request prefix at every call."""
     summaries = [r for r in rows if r.kind == "summary"]
-    body = [r for r in rows if r.role != "system" and r.kind != "summary"][:ANCHOR_ROWS]
-    return "\n".join(content_text(r.view) for r in [*summaries, *body])[:ANCHOR_CHARS]
+    body: list[MessageRecord] = []
+    for r in rows:
+        if r.role != "system" and r.kind != "summary":
+            body.append(r)
+            if len(body) == ANCHOR_ROWS:
+                break
+    text = "\n".join(content_text(r.view) for r in [*summaries, *body])[:ANCHOR_CHARS]
+    return text, len(body) == ANCHOR_ROWS
 
 
 @dataclass(frozen=True)

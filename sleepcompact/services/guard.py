@@ -35,7 +35,7 @@ from sleepcompact.domain.schedule import request_key
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, TokenCounter
 from sleepcompact.services.clock import utcnow
-from sleepcompact.services.compaction import CompactRequest, compact
+from sleepcompact.services.compaction import CompactRequest, LiveRows, compact
 from sleepcompact.services.context import ContextView, RenderFormat, budget_for, render_context
 from sleepcompact.services.outcomes import CompactionOutcome
 from sleepcompact.services.prepared import PreparedContext
@@ -172,7 +172,7 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
     # them their whole allowance, or they would push the compacted call back over the window.
     recall = max(view.recall_tokens, view.recall_reserve)
     reserved = budget.effective(call.fixed + view.memory_tokens + recall)
-    outcome = _compact_now(deps, call.conversation_id, reserved, call.deadline)
+    outcome = _compact_now(deps, call.conversation_id, reserved, call.deadline, _live_rows(deps, call))
     after = _render(deps, call)
     compaction = outcome.status if outcome else None
     if after.tokens > budget.usable:
@@ -212,7 +212,8 @@ def request_load(view: ContextView) -> tuple[int, int] | None:
     None. The request is weighed by a walk over its values; only when that estimate comes within half
     of the byte limit is it serialized, to be exact."""
     body = {"system": view.system, "messages": view.messages}
-    attachments, size = request_weight(body)
+    # The rendering weighs each turn once, when it is first rendered: no walk over the whole history.
+    attachments, size = view.request_weight or request_weight(body)
     if size * 2 >= MAX_REQUEST_BYTES:
         size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
     if attachments <= MAX_IMAGES_PER_REQUEST and size <= MAX_REQUEST_BYTES:
@@ -255,8 +256,14 @@ def _request_sleep(deps: Dependencies, conversation_id: str) -> None:
             log.warning("guard_enqueue_failed", conversation_id=conversation_id, error=type(exc).__name__)
 
 
+def _live_rows(deps: Dependencies, call: _Call) -> LiveRows | None:
+    """The rows the rendering just read (the compaction plans on them if nothing changed meanwhile)."""
+    cached = deps.render_cache.get(call.conversation_id, call.fmt == "openai")
+    return LiveRows(cached.epoch, cached.next_seq, cached.history.rows) if cached is not None else None
+
+
 def _compact_now(
-    deps: Dependencies, conversation_id: str, reserved: int, deadline: float
+    deps: Dependencies, conversation_id: str, reserved: int, deadline: float, live: LiveRows | None = None
 ) -> CompactionOutcome | None:
     """Take the lease (waiting a bounded time for a worker that holds it), then compact as an emergency."""
     owner = f"guard:{uuid.uuid4().hex}"
@@ -270,6 +277,7 @@ def _compact_now(
             factors=deps.factors(),
             reserved_tokens=reserved,
             deadline=deadline,
+            live=live,
         )
         return compact(deps, conversation_id, request)
     finally:

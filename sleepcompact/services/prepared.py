@@ -58,7 +58,7 @@ class PreparedContext:
             out["tools"] = self.tools
         if self.cache_ttl is None:
             return out
-        return with_breakpoints(out, self.cache_ttl)
+        return with_breakpoints(out, self.cache_ttl, marked=self.view.marked)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""

@@ -69,6 +69,16 @@ class SqlCompactions:
         )
         return [(compaction_record(r), dict(r.meta or {})) for r in rows]
 
+    def latest(self, conversation_id: str) -> CompactionRecord | None:
+        """The newest compaction of the conversation, in ``of``'s order: one row, however long the history."""
+        row = self.session.scalars(
+            select(Compaction)
+            .where(Compaction.conversation_id == conversation_id)
+            .order_by(Compaction.created_at.desc(), Compaction.snapshot_epoch.desc(), Compaction.id.desc())
+            .limit(1)
+        ).first()
+        return compaction_record(row) if row is not None else None
+
     def with_status(self, status: str) -> list[tuple[CompactionRecord, dict[str, Any]]]:
         """Compactions in one status, with their metadata (e.g. ``running`` batch requests)."""
         rows = self.session.scalars(

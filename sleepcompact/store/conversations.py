@@ -33,7 +33,11 @@ _GET_CONVERSATION = select(*_CONVERSATION_COLUMNS).where(Conversation.id == bind
 _LIVE_KEYS = (*(c.key for c in _LIVE_COLUMNS), "raw")
 _LIVE_MESSAGES = (
     select(*_LIVE_COLUMNS, null().label("raw"))
-    .where(Message.conversation_id == bindparam("conversation_id"), Message.state != "archived")
+    .where(
+        Message.conversation_id == bindparam("conversation_id"),
+        Message.state != "archived",
+        Message.seq >= bindparam("since"),
+    )
     .order_by(Message.seq, Message.part)
 )
 
@@ -229,13 +233,16 @@ class SqlConversations:
         )
         return [r.id for r in rows]
 
-    def live_messages(self, conversation_id: str) -> list[MessageRecord]:
-        """Rows the next call carries (served by the partial index ix_message_live)."""
+    def live_messages(self, conversation_id: str, since: int = 0) -> list[MessageRecord]:
+        """Rows the next call carries (served by the partial index ix_message_live); with ``since``,
+        only those from that seq on (what was appended after a cached rendering)."""
         # Plain rows without ``raw`` (the verbatim payload only export needs): building ORM objects for
         # thousands of rows, and collecting them afterwards, was most of prepare_context's time.
         # Each row unpacked once, as the tuple it is, and named: attribute access on a Row costs about a
         # microsecond a column, which over 20 columns and thousands of rows was a third of the mapping.
-        rows = self.session.connection().execute(_LIVE_MESSAGES, {"conversation_id": conversation_id})
+        rows = self.session.connection().execute(
+            _LIVE_MESSAGES, {"conversation_id": conversation_id, "since": since}
+        )
         return [
             message_record(cast(Message, SimpleNamespace(**dict(zip(_LIVE_KEYS, r, strict=True)))))
             for r in rows

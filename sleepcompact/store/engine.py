@@ -74,7 +74,14 @@ READONLY_OPTION = "sleepcompact_readonly"
 
 def make_session_factory(engine: Engine, *, readonly: bool = False) -> sessionmaker[Session]:
     """Sessions that keep loaded values after commit; ``readonly`` ones never take SQLite's write lock."""
-    bind = engine.execution_options(**{READONLY_OPTION: True}) if readonly else engine
+    if not readonly:
+        return sessionmaker(bind=engine, expire_on_commit=False)
+    options: dict[str, Any] = {READONLY_OPTION: True}
+    if not is_sqlite(engine):
+        # One snapshot for every statement of a read (SQLite's deferred BEGIN gives that already): the
+        # guard reads the epoch, then the rows appended since its cached rendering, and they must agree.
+        options["isolation_level"] = "REPEATABLE READ"
+    bind = engine.execution_options(**options)
     return sessionmaker(bind=bind, expire_on_commit=False)
 
 
