@@ -68,7 +68,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load on 
     from sleepcompact.services.rerun import RerunPreview, RerunResult
     from sleepcompact.services.sleep import TickResult
     from sleepcompact.services.sweeps import SweepReport
-    from sleepcompact.services.transfer import ConversationExport
+    from sleepcompact.services.transfer import AgentExport, ConversationExport
 
 # ``import sleepcompact`` stays light (the version and the errors): the rest, and SQLAlchemy, Celery or
 # the SDKs behind it, load when a name is first used (PEP 562), so a CLI or an application that only
@@ -99,6 +99,7 @@ _LAZY: dict[str, str] = {
     "TickResult": "sleepcompact.services.sleep",
     "SweepReport": "sleepcompact.services.sweeps",
     "ConversationExport": "sleepcompact.services.transfer",
+    "AgentExport": "sleepcompact.services.transfer",
 }
 
 
@@ -118,6 +119,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AgentExport",
     "Appended",
     "AsyncMemory",
     "BatchReport",

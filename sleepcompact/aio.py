@@ -265,6 +265,7 @@ class AsyncMemory(_Proxy[Memory]):
     context = _awaitable(Memory.context)
     search_history = _awaitable(Memory.search_history)
     export = _awaitable(Memory.export)
+    export_agent = _awaitable(Memory.export_agent)
     import_ = _awaitable(Memory.import_)
 
     @overload

@@ -29,7 +29,8 @@ from sleepcompact.services.context import ContextView, ConversationStats, Databa
 from sleepcompact.services.conversations import Appended, ConversationSpec
 from sleepcompact.services.history import SearchHit
 from sleepcompact.services.prepared import PreparedContext
-from sleepcompact.services.transfer import ConversationExport, ImportSource
+from sleepcompact.services.transfer import AgentExport, ConversationExport, ImportSource
+from sleepcompact.store.export_rows import SqlExportStore
 
 
 class Memory:
@@ -256,12 +257,32 @@ class Memory:
 
     # -- export / import --------------------------------------------------------------------------------
 
-    def export(self, conversation_id: str, *, shareable: bool = False) -> ConversationExport:
-        """Every message ever appended (exactly as received), every row with its state, and compactions.
+    def export(
+        self, conversation_id: str, *, shareable: bool = False, with_memory: bool = False
+    ) -> ConversationExport:
+        """The lossless export (``sleepcompact.export/2``, docs/export.md): the conversation's settings
+        and counters, every message ever appended (exactly as received), every row with its state, and
+        every compaction; ``import_`` restores exactly that. ``with_memory`` adds the journal and
+        memories of its agent.
 
         ``shareable=True`` redacts every string in it (secrets become placeholders): for sharing, not
         for restoring, which needs the exact export."""
-        return transfer.export_conversation(self._deps, conversation_id, shareable=shareable)
+        return transfer.export_conversation(
+            self._deps,
+            conversation_id,
+            store=self._export_store(),
+            shareable=shareable,
+            with_memory=with_memory,
+        )
+
+    def export_agent(
+        self, agent_id: str, *, tenant_id: str = "default", shareable: bool = False
+    ) -> AgentExport:
+        """One document with every conversation of an agent (each lossless, as ``export``), its journal
+        and its memories; ``import_`` restores them all in one transaction."""
+        return transfer.export_agent(
+            self._deps, tenant_id, agent_id, store=self._export_store(), shareable=shareable
+        )
 
     def import_(
         self,
@@ -276,6 +297,8 @@ class Memory:
         agent_id: str | None = None,
         all_records: bool = False,
         record: int | None = None,
+        new_ids: bool = False,
+        tenant_map: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Import conversations from a file, its bytes, or parsed JSON; returns their ids.
 
@@ -283,12 +306,20 @@ class Memory:
         mini-swe-agent records, Claude Code transcripts, Responses API / Agents SDK items, LangChain
         ``messages_to_dict`` output, MemoryBank histories and sleepcompact exports
         (``sleepcompact.domain.formats``). Each conversation is all-or-nothing.
+
+        A lossless export (``export``, ``export_agent``) is restored exactly, in one transaction, under
+        its own ids (an id already in the database is an error) or, with ``new_ids``, as a copy under
+        new ones (``conversation_id``: a copy under that id); ``tenant_id``/``agent_id`` move it to that
+        tenant/agent, ``tenant_map`` ({old: new}) renames its tenant (docs/export.md).
         """
         raw, source = transfer.read_source(data)
         return transfer.import_bytes(
             self._deps,
             raw,
             source=source,
+            store=self._export_store(),
+            new_ids=new_ids,
+            tenant_map=tenant_map,
             fmt=fmt,
             all_records=all_records,
             record=record,
@@ -299,6 +330,10 @@ class Memory:
             tenant_id=tenant_id,
             agent_id=agent_id,
         )
+
+    def _export_store(self) -> SqlExportStore:
+        """Whole-row transactions for the lossless export and import."""
+        return SqlExportStore(self._deps.engine)
 
     # -- lifetime ---------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from sleepcompact.cli.common import (
     preview,
     show,
 )
+from sleepcompact.domain.errors import InvalidSetting
 
 ConversationArg = Annotated[str, typer.Argument(help="Conversation id.")]
 PlanOption = Annotated[
@@ -86,7 +87,8 @@ def import_(
     ],
     fmt: Annotated[ImportFormat, typer.Option("--format", help="Message shape.")] = ImportFormat.auto,
     conversation: Annotated[
-        str | None, typer.Option(help="Append to (or create) this conversation id.")
+        str | None,
+        typer.Option(help="Append to (or create) this conversation id; a lossless export: a copy under it."),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="Model (sets the window); default from the file or env.")
@@ -99,9 +101,18 @@ def import_(
         bool, typer.Option("--all", help="Import every record of a multi-record file.")
     ] = False,
     record: Annotated[int | None, typer.Option(help="Which record of a multi-record file (1-based).")] = None,
+    new_ids: Annotated[
+        bool,
+        typer.Option("--new-ids", help="A lossless export: import a copy under new ids (else its own ids)."),
+    ] = False,
+    tenant_map: Annotated[
+        list[str] | None,
+        typer.Option("--tenant-map", help="A lossless export: OLD=NEW renames its tenant (repeatable)."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Import conversations (all-or-nothing each) and print their ids."""
+    """Import conversations (all-or-nothing each) and print their ids. A lossless export (``export``)
+    is restored exactly, in one transaction (docs/export.md)."""
     with memory() as mem:
         ids = mem.import_(
             file,
@@ -114,8 +125,21 @@ def import_(
             agent_id=agent,
             all_records=all_records,
             record=record,
+            new_ids=new_ids,
+            tenant_map=_pairs(tenant_map or []),
         )
     show({"conversation_ids": ids}, as_json, "\n".join(ids))
+
+
+def _pairs(values: list[str]) -> dict[str, str]:
+    """``--tenant-map OLD=NEW`` values as a dict."""
+    out: dict[str, str] = {}
+    for value in values:
+        old, sep, new = value.partition("=")
+        if not (sep and old and new):
+            raise InvalidSetting(f"--tenant-map takes OLD=NEW, got {value!r}")
+        out[old] = new
+    return out
 
 
 @app.command()
@@ -232,7 +256,17 @@ def conversations(
 @app.command()
 @errors
 def export(
-    conversation: ConversationArg,
+    conversation: Annotated[
+        str | None, typer.Argument(help="Conversation id (or give --agent for all of an agent's).")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="Export every conversation of this agent, its journal and memories.")
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="The agent's tenant (with --agent).")] = "default",
+    with_memory: Annotated[
+        bool,
+        typer.Option("--with-memory", help="Add the agent's journal and memories (always with --agent)."),
+    ] = False,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the export to this file.")
     ] = None,
@@ -244,16 +278,27 @@ def export(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Every message ever appended, with its state. The export document is JSON: printed, or written to
-    ``--output`` (then ``--json`` prints where it went as JSON)."""
+    """The lossless export (docs/export.md): settings, every message ever appended, every row with its
+    state, every compaction; ``import`` restores it exactly. The document is JSON: printed, or written
+    to ``--output`` (then ``--json`` prints where it went as JSON)."""
+    if (conversation is None) == (agent is None):
+        raise InvalidSetting("export takes a conversation id or --agent, one of the two")
     with memory() as mem:
-        document = mem.export(conversation, shareable=shareable).to_dict()
+        if agent is not None:
+            document = mem.export_agent(agent, tenant_id=tenant, shareable=shareable).to_dict()
+            bodies = document["conversations"]
+        else:
+            assert conversation is not None
+            exported = mem.export(conversation, shareable=shareable, with_memory=with_memory)
+            document = exported.to_dict()
+            bodies = [document]
     if output is None:
         typer.echo(json_text(document))
         return
     output.write_text(json_text(document) + "\n", encoding="utf-8")
-    written = {"output": str(output), "messages": len(document["appended"])}
-    show(written, as_json, f"wrote {len(document['appended'])} messages to {output}")
+    messages = sum(len(b["appended"]) for b in bodies)
+    written = {"output": str(output), "conversations": len(bodies), "messages": messages}
+    show(written, as_json, f"wrote {len(bodies)} conversation(s), {messages} messages to {output}")
 
 
 @app.command()

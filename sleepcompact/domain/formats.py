@@ -9,7 +9,9 @@ holds, each as a list of message dicts that ``normalize`` accepts. It detects:
 * ``jsonl_messages``: one message object per line;
 * ``swe_agent_traj``: a SWE-agent ``.traj`` file (an object with ``history``);
 * ``mini_swe_agent``: mini-swe-agent records, one object with ``messages`` per line;
-* ``sleepcompact_export``: sleepcompact's own export (``"format": "sleepcompact.export/1"``);
+* ``sleepcompact_export``: sleepcompact's own export (``"format": "sleepcompact.export/1"``; version 2,
+  the lossless export, is restored row for row instead: ``export_document`` and ``export_version`` tell
+  the import which it holds);
 * ``claude_code``: a Claude Code session transcript (JSONL under ``~/.claude/projects/``);
 * ``responses_items``: an OpenAI Responses API / Agents SDK item list (a JSON array or JSONL);
 * ``langchain_messages``: LangChain's ``messages_to_dict`` output;
@@ -51,6 +53,10 @@ SOURCE_FORMATS = (
     "memorybank",
 )
 EXPORT_FORMAT = "sleepcompact.export/1"
+EXPORT_PREFIX = "sleepcompact.export/"
+EXPORT_VERSIONS = (1, 2)
+"""The export versions this version reads: 1 is replayed through the append path, 2 restored as is."""
+SHAREABLE_SUFFIX = "+shareable"
 _BOM = b"\xef\xbb\xbf"
 # Keys of a mini-swe-agent record kept as provenance (everything but the messages).
 _MINI_KEYS: tuple[str, ...] = ("instance_id", "resolved", "exit_status", "api_calls", "instance_cost")
@@ -97,6 +103,57 @@ def parse_import(
     at fault; never returns a partial result.
     """
     return _Parser(source).parse(data, all_records=all_records, record=record)
+
+
+def export_document(data: bytes) -> dict[str, Any] | None:
+    """``data`` parsed, when it is a sleepcompact export document (any version); else None, and
+    ``parse_import`` reads it (and reports what is wrong with it)."""
+    if EXPORT_PREFIX.encode() not in data:  # a byte search: most files are not exports, and some are large
+        return None
+    try:
+        doc = json.loads(data.removeprefix(_BOM).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(doc, dict) and str(doc.get("format", "")).startswith(EXPORT_PREFIX):
+        return doc
+    return None
+
+
+def export_version(doc: dict[str, Any], *, source: str = "<input>") -> int:
+    """The version of an export document: its ``format_version``, which must agree with the number in
+    its ``format`` (version 1 has only the latter). Raises ``ImportFormatError`` for a shareable export
+    (redacted: it cannot restore anything) and for a version this release does not read, naming it."""
+    fmt = str(doc.get("format", ""))
+    named, shareable, _ = fmt.removeprefix(EXPORT_PREFIX).partition(SHAREABLE_SUFFIX)
+    if shareable:
+        raise ImportFormatError(
+            f"{fmt!r} is a shareable export: every string in it is redacted, so it cannot restore a "
+            "conversation; import an export made without --shareable (shareable=False)",
+            source=source,
+        )
+    if "format_version" in doc:
+        given = doc["format_version"]
+        if isinstance(given, bool) or not isinstance(given, int):
+            raise ImportFormatError(
+                f"the export's format_version must be an integer, got {given!r} (format {fmt!r})",
+                source=source,
+            )
+    elif named.isdigit():
+        given = int(named)
+    else:
+        raise ImportFormatError(f"unknown export format {fmt!r}", source=source)
+    for version in (given, int(named) if named.isdigit() else None):
+        if version is not None and version not in EXPORT_VERSIONS:
+            raise ImportFormatError(
+                f"unknown export format {fmt!r}: version {version}; this release reads versions "
+                f"{', '.join(map(str, EXPORT_VERSIONS))}",
+                source=source,
+            )
+    if named != str(given):
+        raise ImportFormatError(
+            f"the export's format {fmt!r} does not match its format_version {given}", source=source
+        )
+    return given
 
 
 class _Parser:
@@ -272,8 +329,10 @@ class _Parser:
         return self.finish(msgs, {"source_format": "json_object"}, model if isinstance(model, str) else None)
 
     def export(self, doc: dict[str, Any]) -> ParsedConversation:
-        if doc.get("format") != EXPORT_FORMAT:
-            raise self.error(f"unknown export format {doc.get('format')!r}; expected {EXPORT_FORMAT!r}")
+        version = export_version(doc, source=self.source)
+        if version != 1:
+            # Replaying its originals would lose its compactions and settings: the import restores it.
+            raise self.error(f"a version {version} export is restored by the import, not read as messages")
         appended = doc.get("appended")
         if not isinstance(appended, list):
             raise self.error(f"the export's 'appended' must be a list, got a JSON {json_kind(appended)}")

@@ -19,6 +19,7 @@ from sleepcompact.evaluation.qa.run import QA_POLICIES, QAResult, evaluate_qa
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.services import conversations, report, transfer
 from sleepcompact.services.report import Report
+from sleepcompact.store.export_rows import SqlExportStore
 from sleepcompact.store.uow import SqlUnitOfWork
 
 if TYPE_CHECKING:
@@ -105,13 +106,16 @@ class Admin:
         policy); each policy then runs on its own scratch copy with the offline summarizer.
         """
         deps = self._deps
+        store = SqlExportStore(deps.engine)
         replayed: list[list[Any]] = []
         for path in files:
             raw, source = transfer.read_source(path)
             ids = transfer.import_bytes(
-                deps, raw, source=source, all_records=True, tenant_id="eval", agent_id=path.stem
+                deps, raw, source=source, store=store, all_records=True, tenant_id="eval", agent_id=path.stem
             )
-            replayed.extend(list(transfer.export_conversation(deps, cid).appended) for cid in ids)
+            replayed.extend(
+                list(transfer.export_conversation(deps, cid, store=store).appended) for cid in ids
+            )
         scratch_memory = self._scratch_memories()
         return {
             window: evaluate(

@@ -1,17 +1,23 @@
-"""Export every message ever appended, and import conversations all-or-nothing."""
+"""Export every row of a conversation, and import conversations all-or-nothing.
+
+Exports are lossless documents (``services.export_document``). An import reads any supported file:
+a lossless export (``sleepcompact.export/2``) is restored row for row (``services.lossless_import``);
+everything else, ``sleepcompact.export/1`` included, is replayed message by message through the
+append path.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sleepcompact.domain.errors import ConversationNotFound, ImportFormatError, InvalidMessage, InvalidSetting
-from sleepcompact.domain.formats import ParsedConversation, parse_import
+from sleepcompact.domain.errors import ImportFormatError, InvalidMessage, InvalidSetting
+from sleepcompact.domain.formats import ParsedConversation, export_document, export_version, parse_import
 from sleepcompact.domain.messages import MessageFormat, NormalizedMessage
-from sleepcompact.domain.records import ConversationRecord, MessageRecord
+from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.ports import Dependencies
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.conversations import (
@@ -21,88 +27,26 @@ from sleepcompact.services.conversations import (
     prepare,
     store_prepared,
 )
+from sleepcompact.services.export_document import (
+    FORMAT_VERSION,
+    AgentExport,
+    ConversationExport,
+    ExportStore,
+    export_agent,
+    export_conversation,
+)
+from sleepcompact.services.lossless_import import import_document
 
-EXPORT_FORMAT = "sleepcompact.export/1"
-
-
-def _iso(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
-
-def _row(m: MessageRecord) -> dict[str, Any]:
-    return {
-        "seq": m.seq,
-        "part": m.part,
-        "role": m.role,
-        "kind": m.kind,
-        "state": m.state,
-        "content": m.content,
-        "live_content": m.live_content,
-        "tool_name": m.tool_name,
-        "tool_call_id": m.tool_call_id,
-        "token_count": m.token_count,
-        "live_tokens": m.live_tokens,
-        "tool_summary": m.tool_summary,
-        "include_in_history": m.include_in_history,
-        "compaction_id": m.compaction_id,
-        "created_at": _iso(m.created_at),
-        "metadata": m.metadata,
-    }
-
-
-@dataclass(frozen=True)
-class ConversationExport:
-    """A conversation's export: its settings and counters, every message exactly as it was appended
-    (``appended``, in order: importing an export replays those), every row with its state, and every
-    compaction. ``to_dict()`` is the export document (format ``sleepcompact.export/1``)."""
-
-    conversation: dict[str, Any]
-    appended: tuple[Any, ...]
-    messages: tuple[dict[str, Any], ...]
-    compactions: tuple[dict[str, Any], ...]
-    format: str = EXPORT_FORMAT
-
-    def to_dict(self) -> dict[str, Any]:
-        """The export document, JSON-ready."""
-        return {
-            "format": self.format,
-            "conversation": self.conversation,
-            "appended": list(self.appended),
-            "messages": list(self.messages),
-            "compactions": list(self.compactions),
-        }
-
-
-def export_conversation(
-    deps: Dependencies, conversation_id: str, *, shareable: bool = False
-) -> ConversationExport:
-    """Everything about a conversation: the originals as appended, every row with its state, compactions.
-
-    By default the export is exact, byte for byte (importing it restores the conversation). With
-    ``shareable`` every string in it, at any depth, is redacted with the conversation's placeholders:
-    for sharing outside the deployment, not for restoring."""
-    with deps.read_uow() as uow:
-        conv = uow.conversations.get(conversation_id)
-        if conv is None:
-            raise ConversationNotFound(conversation_id)
-        rows = uow.conversations.all_messages(conversation_id)
-        compactions = [record for record, _ in uow.compactions.of(conversation_id)]
-    exported = ConversationExport(
-        conversation={k: _iso(v) for k, v in asdict(conv).items()},
-        appended=tuple(json.loads(m.raw) for m in rows if m.raw is not None),
-        messages=tuple(_row(m) for m in rows),
-        compactions=tuple({k: _iso(v) for k, v in asdict(c).items()} for c in compactions),
-    )
-    if not shareable:
-        return exported
-    redact = deps.redactor(conversation_id).redact_value
-    return ConversationExport(
-        conversation=redact(exported.conversation),
-        appended=tuple(redact(list(exported.appended))),
-        messages=tuple(redact(list(exported.messages))),
-        compactions=tuple(redact(list(exported.compactions))),
-        format=f"{EXPORT_FORMAT}+shareable",
-    )
+__all__ = [
+    "AgentExport",
+    "ConversationExport",
+    "ImportSource",
+    "export_agent",
+    "export_conversation",
+    "import_bytes",
+    "import_conversations",
+    "read_source",
+]
 
 
 def import_conversations(
@@ -227,6 +171,7 @@ def import_bytes(
     raw: bytes,
     *,
     source: str,
+    store: ExportStore,
     fmt: MessageFormat = "auto",
     all_records: bool = False,
     record: int | None = None,
@@ -236,11 +181,36 @@ def import_bytes(
     plan: str | None = None,
     tenant_id: str | None = None,
     agent_id: str | None = None,
+    new_ids: bool = False,
+    tenant_map: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Parse an import file's bytes (any supported format) and import each conversation; returns the ids.
 
-    Settings given explicitly win over those the file carries (an export's model, window, plan).
-    """
+    A lossless export is restored as it was (``services.lossless_import``). Other files are replayed,
+    and settings given explicitly win over those the file carries (a version 1 export's model...)."""
+    doc = export_document(raw)
+    if doc is not None and export_version(doc, source=source) == FORMAT_VERSION:
+        _refuse_replay_options(
+            {
+                "a message format": fmt != "auto",
+                "a record": record is not None,  # all_records is what it does anyway
+                "a model": model is not None,
+                "a context window": context_window is not None,
+                "a plan": plan is not None,
+            }
+        )
+        return import_document(
+            store,
+            doc,
+            source=source,
+            new_ids=new_ids,
+            conversation_id=conversation_id,
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            tenant_map=tenant_map,
+        )
+    if tenant_map:
+        raise InvalidSetting("a tenant map applies to lossless exports only; give the tenant to import into")
     parsed = parse_import(raw, source=source, all_records=all_records, record=record)
     given = {
         "model": model,
@@ -257,11 +227,15 @@ def import_bytes(
         context_window=context_window,
         conversation_id=conversation_id,
     )
-    return import_conversations(
-        deps,
-        parsed,
-        spec,
-        fmt=fmt,
-        source=source,
-        explicit=frozenset(k for k, v in given.items() if v is not None),
-    )
+    explicit = frozenset(k for k, v in given.items() if v is not None)
+    return import_conversations(deps, parsed, spec, fmt=fmt, source=source, explicit=explicit)
+
+
+def _refuse_replay_options(given: Mapping[str, bool]) -> None:
+    """Options that shape a replayed import make no sense for a lossless export: it brings its own."""
+    refused = [name for name, is_given in given.items() if is_given]
+    if refused:
+        raise InvalidSetting(
+            f"{', '.join(refused)} cannot be given for a lossless export: it restores its own settings "
+            "and rows (import it with new ids for a copy)"
+        )

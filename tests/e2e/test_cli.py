@@ -55,7 +55,7 @@ def test_import_traj_then_export_has_every_message(db_cli: Cli) -> None:
     assert len(ids) == 1 and CONV_ID.match(ids[0]), imported.describe()
 
     exported = db_cli.ok("export", ids[0]).json()
-    assert exported["format"] == "sleepcompact.export/1"
+    assert exported["format"] == "sleepcompact.export/2"
     assert exported["conversation"]["id"] == ids[0]
     assert exported["appended"] == _parsed(SWE_SIMPLE)
     assert exported["messages"], "export has no rows"

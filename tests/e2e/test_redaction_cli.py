@@ -39,10 +39,10 @@ def test_a_shareable_export_has_no_secret_and_the_default_one_is_exact(db_cli: C
         mem.close()
 
     exact = db_cli.ok("export", cid).json()
-    assert exact["format"] == "sleepcompact.export/1" and exact["appended"] == appended
+    assert exact["format"] == "sleepcompact.export/2" and exact["appended"] == appended
     shared = db_cli.ok("export", cid, "--shareable").stdout
     document = json.loads(shared)
-    assert document["format"] == "sleepcompact.export/1+shareable"
+    assert document["format"] == "sleepcompact.export/2+shareable"
     assert len(document["appended"]) == len(appended) and "[REDACTED:" in shared
     assert [p.kind for p in SECRETS if p.secret in shared or json.dumps(p.secret)[1:-1] in shared] == []
     assert [p.kind for p in SECRETS if p.secret in exact_text(exact)] == [p.kind for p in SECRETS]

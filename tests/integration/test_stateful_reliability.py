@@ -130,7 +130,9 @@ class ReliabilityMachine(RuleBasedStateMachine):
     def _state(self) -> dict[str, Any]:
         """The conversation's row, rows and compaction records (one read)."""
         exported = self.mem.export(self.cid).to_dict()
-        return {key: _dumps(exported[key]) for key in ("conversation", "appended", "messages", "compactions")}
+        state = {key: _dumps(exported[key]) for key in ("conversation", "appended", "messages", "compactions")}
+        conv = self.mem.admin.conversation(self.cid)  # the lease is not exported: read it here
+        return {**state, "lease": _dumps([conv.lease_owner, str(conv.lease_expires_at)])}
 
     def _durable(self) -> dict[str, Any]:
         """Everything the database holds about this conversation and its agent."""
@@ -350,7 +352,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
     def _tick(self, key: str) -> None:
         before = self._state()
         rows: list[dict[str, Any]] = json.loads(before["messages"])
-        holder = json.loads(before["conversation"])["lease_owner"]
+        holder = self.mem.admin.conversation(self.cid).lease_owner
         if key in self.done_ticks:
             # A done tick answers from its record, whoever holds the lease now.
             result = self.mem.sleep.run_tick(self.cid, key)
@@ -463,7 +465,7 @@ class ReliabilityMachine(RuleBasedStateMachine):
         assert len(ever) == len(set(ever)), f"two applies share an epoch: {ever}"
 
         # Only a tick that died holds the lease.
-        holder = exported.conversation["lease_owner"]
+        holder = self.mem.admin.conversation(self.cid).lease_owner
         assert holder is None or holder in {lease_owner(k) for k in self.crashed_ticks}, holder
 
 
