@@ -230,7 +230,8 @@ def rerun(
             out = done.outcome
             line = (
                 f"undid {len(done.undone)} compaction(s); re-run {out.status}: "
-                f"{out.tokens_before:,} -> {out.tokens_after:,} tokens ({out.compaction_id})"
+                f"{out.tokens_before:,} -> {out.tokens_after:,} tokens ({out.compaction_id}); "
+                f"{_changed(done.settings_changed)}"
             )
             show(done, as_json, line)
             return
@@ -249,9 +250,20 @@ def rerun(
             old.splitlines(), (p.new_summary or "").splitlines(), "old summary", "new summary", lineterm=""
         )
         same = "old summary and new summary are the same"
+        out.print(_changed(p.settings_changed), markup=False, highlight=False)
+        out.print(p.context_diff or "the live context stays the same", markup=False, highlight=False)
         out.print("\n".join(diff) or same, markup=False, highlight=False)
 
     show(preview_, as_json, text)
+
+
+def _changed(settings: dict[str, list[object]]) -> str:
+    """Which settings differ from those the replaced compaction ran with (its steps are kept otherwise)."""
+    if not settings:
+        return "settings unchanged since the compaction it replaces: same steps"
+    return "settings changed since: " + ", ".join(
+        f"{k} {old!r} -> {new!r}" for k, (old, new) in settings.items()
+    )
 
 
 batch_app = typer.Typer(help="Summaries through the Message Batches API (half price).", no_args_is_help=True)

@@ -15,7 +15,7 @@ domain's ladder), ``summarize_stage`` (summarize or fall back), ``build_record``
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal
@@ -28,6 +28,7 @@ from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
 from sleepcompact.ports import Dependencies, Summarizer
 from sleepcompact.services import compaction_hooks
+from sleepcompact.services.compaction_settings import settings_used
 from sleepcompact.services.compaction_writes import (
     Loaded,
     Summarized,
@@ -136,7 +137,9 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             tokens_after=p.tokens_before,
             reason="the layout would save less than 5%; backing off",
         )
-    tokens_after = apply(deps, loaded, p, record, summarized)
+    instructions = instructions_for(deps, loaded.conv.tenant_id, loaded.policy, request.instructions)
+    used = settings_used(deps, loaded.conv, loaded.policy, instructions)
+    tokens_after = apply(deps, loaded, p, record, summarized, used)
     if tokens_after is None:
         record_only(deps, record, "discarded", "lost race: the conversation was compacted meanwhile")
         return _done(
@@ -218,15 +221,7 @@ def summarize_stage(
     assert p.summary is not None
     summarizer = request.summarizer or deps.summarizer
     count = deps.counter.count
-    depth = loaded.snapshot.summaries_so_far
-    previous = p.summary.previous
-    previous_body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
-    note = REPEAT_NOTE.format(n=depth + 1) + "\n\n" if depth + 1 >= 3 else ""
-    # The planner budgeted the whole summary message; the body gets what the prefix and note leave.
-    body_budget = max(48, p.summary.max_tokens - count(SUMMARY_PREFIX + note))
-    folded_to = max((r.seq for r in p.summary.rows), default=0)
-    following = tuple(r for r in loaded.snapshot.rows if r.seq > folded_to and r.kind != "summary")
-    inp = SummaryInput(p.summary.rows, previous_body, body_budget, following)
+    inp, note = summary_input(loaded.snapshot, p, count)
     allow = (request.trigger == "emergency") if request.fallback is None else request.fallback
     instructions = instructions_for(deps, loaded.conv.tenant_id, loaded.policy, request.instructions)
     # Under the guard's deadline the folded rows are journaled while the model is asked, so a model that
@@ -267,6 +262,22 @@ def summarize_stage(
         return outcome
     content = f"{SUMMARY_PREFIX}{note}{result.text.strip()}"
     return Summarized(result, content, part_tokens(content, count), fallback_reason, journaled.entries)
+
+
+def summary_input(snapshot: Snapshot, p: Plan, count: Callable[[str], int]) -> tuple[SummaryInput, str]:
+    """What the summarizer is asked for (the folded rows, the previous summary's body, the rows after
+    them, the body's budget) and the note the message opens with; the admin re-run's preview asks the
+    same, so its summary is the one the re-run would write."""
+    assert p.summary is not None
+    depth = snapshot.summaries_so_far
+    previous = p.summary.previous
+    previous_body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
+    note = REPEAT_NOTE.format(n=depth + 1) + "\n\n" if depth + 1 >= 3 else ""
+    # The planner budgeted the whole summary message; the body gets what the prefix and note leave.
+    body_budget = max(48, p.summary.max_tokens - count(SUMMARY_PREFIX + note))
+    folded_to = max((r.seq for r in p.summary.rows), default=0)
+    following = tuple(r for r in snapshot.rows if r.seq > folded_to and r.kind != "summary")
+    return SummaryInput(p.summary.rows, previous_body, body_budget, following), note
 
 
 @dataclass

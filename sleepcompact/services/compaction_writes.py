@@ -97,7 +97,12 @@ def build_record(
 
 
 def apply(
-    deps: Dependencies, loaded: Loaded, p: Plan, record: CompactionRecord, summarized: Summarized | None
+    deps: Dependencies,
+    loaded: Loaded,
+    p: Plan,
+    record: CompactionRecord,
+    summarized: Summarized | None,
+    settings: dict[str, Any] | None = None,
 ) -> int | None:
     """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
     summary message, the compaction record, the journal entries and the calibration. Returns the live
@@ -121,7 +126,14 @@ def apply(
         prior = uow.compactions.apply_changes(record.id, p.changes)
         summary_id = _add_summary(uow, record, summarized, bool(live_flags), now) if summarized else None
         tokens_after, _ = uow.conversations.recount(conversation_id)
-        meta = {"prior": prior, "summary": content, "flags": flags, "quarantined": quarantined}
+        meta: dict[str, Any] = {
+            "prior": prior,
+            "summary": content,
+            "flags": flags,
+            "quarantined": quarantined,
+        }
+        if settings is not None:
+            meta["settings"] = settings  # what an admin re-run compares today's settings with
         uow.compactions.add(
             replace(record, summary_message_id=summary_id, tokens_after=tokens_after),
             meta={**meta, "reason": p.reason},

@@ -8,20 +8,22 @@ against exactly the rows the restore would bring back, asks the summarizer, and 
 
 from __future__ import annotations
 
+import difflib
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sleepcompact.domain.archive import Undo, restored_live_rows
 from sleepcompact.domain.errors import CompactionNotFound, ConversationNotFound, NothingToRerun, NotRestorable
-from sleepcompact.domain.ladder import Snapshot, conversation_policy, plan
+from sleepcompact.domain.ladder import Plan, Snapshot, conversation_policy, plan
 from sleepcompact.domain.ledger import with_ledger
-from sleepcompact.domain.messages import content_text
-from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput, prepared_prompt
-from sleepcompact.domain.records import CompactionRecord
+from sleepcompact.domain.messages import content_text, part_tokens
+from sleepcompact.domain.prompt import SUMMARY_PREFIX, prepared_prompt
+from sleepcompact.domain.records import CompactionRecord, MessageRecord, logical_order
 from sleepcompact.ports import Dependencies, UnitOfWork
 from sleepcompact.services import leases
-from sleepcompact.services.compaction import CompactRequest, compact, instructions_for
+from sleepcompact.services.compaction import CompactRequest, compact, instructions_for, summary_input
+from sleepcompact.services.compaction_settings import changed_settings, settings_used
 from sleepcompact.services.context import budget_for
 from sleepcompact.services.history import restore
 from sleepcompact.services.outcomes import CompactionOutcome
@@ -41,6 +43,8 @@ class RerunPreview:
     new_summary: str | None
     reason: str
     changes: int = 0
+    context_diff: str = ""  # unified diff of the live context, now against after the re-run
+    settings_changed: dict[str, list[Any]] = field(default_factory=dict)  # name: [then, now]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -53,10 +57,15 @@ class RerunResult:
 
     undone: tuple[str, ...]
     outcome: CompactionOutcome
+    settings_changed: dict[str, list[Any]] = field(default_factory=dict)  # name: [then, now]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"undone": list(self.undone), "outcome": self.outcome.to_dict()}
+        return {
+            "undone": list(self.undone),
+            "outcome": self.outcome.to_dict(),
+            "settings_changed": self.settings_changed,
+        }
 
 
 def _targets(
@@ -118,15 +127,16 @@ def preview(
     budget = budget_for(conv, deps.settings.thresholds, factors)
     snapshot = Snapshot(cid, conv.compaction_epoch, conv.next_seq - 1, tuple(live), remaining)
     policy = conversation_policy(conv, deps.policy)
-    p = plan(snapshot, budget, policy, counter.count, force_summary=True)
-    new_summary: str | None = None
+    instructions = instructions_for(deps, conv.tenant_id, policy, None)
+    p = plan(snapshot, budget, policy, counter.count, force_summary=_summarized(undo))
+    summary: str | None = None
     if p.summary is not None:
-        previous = p.summary.previous
-        body = content_text(previous.content).removeprefix(SUMMARY_PREFIX).strip() if previous else None
-        inp = SummaryInput(p.summary.rows, body, p.summary.max_tokens)
-        instructions = instructions_for(deps, conv.tenant_id, policy, None)
+        inp, note = summary_input(snapshot, p, counter.count)
         narrative, prompt, ledger = prepared_prompt(inp, counter.count, instructions)
-        new_summary = with_ledger(deps.summarizer.summarize(narrative, prompt).text, ledger)
+        text = with_ledger(deps.summarizer.summarize(narrative, prompt).text, ledger)
+        summary = f"{SUMMARY_PREFIX}{note}{text.strip()}"
+    now_live = [r for r in rows if r.state != "archived"]
+    after = _after(live, p, summary, part_tokens(summary, counter.count) if summary else 0)
     return RerunPreview(
         conversation_id=cid,
         undone=tuple(r.id for r, _ in undo),
@@ -135,10 +145,55 @@ def preview(
         tokens_after=p.tokens_after,
         steps=tuple(dict.fromkeys(s.step for s in p.steps)),
         old_summaries=tuple(str(m.get("summary")) for r, m in reversed(undo) if m.get("summary")),
-        new_summary=new_summary,
+        new_summary=summary.removeprefix(SUMMARY_PREFIX) if summary is not None else None,
         reason=p.reason,
         changes=len(p.changes),
+        context_diff=_diff(now_live, after),
+        settings_changed=changed_settings(
+            undo[-1][1].get("settings"), settings_used(deps, conv, policy, instructions)
+        ),
     )
+
+
+def _summarized(undo: list[tuple[CompactionRecord, dict[str, Any]]]) -> bool:
+    """Whether the compactions a re-run replaces wrote a summary: the re-run writes one exactly then
+    (it never adds a summary step to an LLM-free compaction, nor drops one)."""
+    return any(r.summary_message_id is not None for r, _ in undo)
+
+
+def _after(live: list[MessageRecord], p: Plan, summary: str | None, tokens: int) -> list[MessageRecord]:
+    """The live rows once ``p`` is applied, in memory: changed views, archived rows gone, the summary."""
+    changes = {c.message_id: c for c in p.changes}
+    out = []
+    for row in live:
+        c = changes.get(row.id)
+        if c is None:
+            out.append(row)
+        elif c.state != "archived":
+            out.append(replace(row, state=c.state, live_content=c.live_content, live_tokens=c.live_tokens))
+    if summary is not None:
+        seq = max((r.seq for r in live), default=0) + 1
+        row = replace(live[-1], id=-1, seq=seq, part=0, role="user", kind="summary", content=summary)
+        out.append(replace(row, live_content=None, live_tokens=tokens, state="live", tool_name=None))
+    return out
+
+
+def _diff(before: list[MessageRecord], after: list[MessageRecord]) -> str:
+    """A unified diff of two live contexts, one block per row in the order the model reads them."""
+
+    def lines(rows: list[MessageRecord]) -> list[str]:
+        out: list[str] = []
+        for r in logical_order(rows):
+            # A summary's seq is only known once it is written: it is named by what it is.
+            where = "summary" if r.kind == "summary" else f"seq {r.seq} {r.role}/{r.kind}"
+            out.append(f"@ {where} ({r.live_tokens:,} tokens)")
+            out.extend(content_text(r.view).splitlines() or [""])
+        return out
+
+    diff = difflib.unified_diff(
+        lines(before), lines(after), "live context now", "after the re-run", lineterm=""
+    )
+    return "\n".join(diff)
 
 
 def rerun(
@@ -149,9 +204,14 @@ def rerun(
     with deps.read_uow() as uow:
         cid = _locate(uow, conversation_id, compaction_id)
         undo = _targets(uow.compactions.of(cid), compaction_id)
+        conv = uow.conversations.get(cid)
+        assert conv is not None
+    policy = conversation_policy(conv, deps.policy)
+    now = settings_used(deps, conv, policy, instructions_for(deps, conv.tenant_id, policy, None))
     # Under the lease, so no tick or guard compacts between the restore and the new compaction. If the
     # new compaction fails, the conversation stays restored: bigger, never missing anything.
     with leases.held(deps, cid, f"rerun:{uuid.uuid4().hex}"):
         restored = restore(deps, undo[-1][0].id)
-        outcome = compact(deps, cid, CompactRequest(trigger="admin_rerun", force=True))
-    return RerunResult(restored, outcome)
+        request = CompactRequest(trigger="admin_rerun", force=_summarized(undo))
+        outcome = compact(deps, cid, request)
+    return RerunResult(restored, outcome, changed_settings(undo[-1][1].get("settings"), now))

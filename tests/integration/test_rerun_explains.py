@@ -1,0 +1,62 @@
+"""An admin re-run that explains itself (issue 20, item 3): it keeps the steps of the compaction it
+replaces, says which settings changed since, and its dry run shows the live context before and after."""
+
+from __future__ import annotations
+
+from sleepcompact import Memory, Settings
+from sleepcompact.domain.budget import Thresholds
+from sleepcompact.demo.synthetic import coding_agent
+
+
+def _llm_free(mem: Memory) -> tuple[str, str]:
+    """A 16k conversation whose compaction truncates and masks, with no summary."""
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=16_000)
+    mem.append_many(cid, coding_agent(seed=0, big_output_tokens=770).messages)
+    outcome = mem.compactions.compact(cid)
+    assert outcome.status == "applied" and outcome.compaction_id
+    assert "summarize" not in [s["step"] for s in outcome.steps]
+    return cid, outcome.compaction_id
+
+
+def test_rerunning_an_llm_free_compaction_adds_no_summary(memory: Memory) -> None:
+    cid, _ = _llm_free(memory)
+    preview = memory.compactions.preview_rerun(cid)
+    assert preview.new_summary is None and "summarize" not in preview.steps
+    result = memory.compactions.rerun(cid)
+    assert result.outcome.status == "applied"
+    assert "summarize" not in [s["step"] for s in result.outcome.steps]
+    assert not any(m["kind"] == "summary" and m["state"] != "archived" for m in memory.export(cid).messages)
+    assert result.settings_changed == {}
+
+
+def test_a_rerun_says_which_settings_changed_since(database_url: str) -> None:
+    with Memory(database_url=database_url, auto_migrate=True) as before:
+        cid, _ = _llm_free(before)
+    changed = Settings(database_url=database_url, summary_instructions="Keep every file path.")
+    with Memory(changed) as after:
+        preview = after.compactions.preview_rerun(cid)
+        result = after.compactions.rerun(cid)
+    assert preview.settings_changed == {"summary_instructions": [None, "Keep every file path."]}
+    assert result.settings_changed == preview.settings_changed
+
+
+def test_the_dry_run_diffs_the_live_context_of_a_mask_and_summary(database_url: str) -> None:
+    with Memory(database_url=database_url, auto_migrate=True) as before:
+        cid = before.create_conversation("claude-sonnet-4-5", context_window=8_000)
+        before.append_many(cid, coding_agent(seed=0).messages)
+        first = before.compactions.compact(cid, force=True)
+        assert {"mask", "summarize"} <= {s["step"] for s in first.steps}
+        unchanged = before.compactions.preview_rerun(cid)
+    # Same settings, same summarizer: the re-run would give the same context, and says so.
+    assert unchanged.context_diff == "" and unchanged.settings_changed == {}
+    lower = Settings(database_url=database_url, thresholds=Thresholds(target=0.3))
+    with Memory(lower) as after:
+        preview = after.compactions.preview_rerun(cid)
+    assert preview.settings_changed == {"target": [Thresholds().target, 0.3]}
+    diff = preview.context_diff.splitlines()
+    assert diff[:2] == ["--- live context now", "+++ after the re-run"]
+    # A lower target folds more: rows live now leave the context, and the new summary's ledger rolls
+    # them up (the summary is rewritten, with its token figure).
+    assert any(line.startswith("-@ seq") for line in diff)
+    assert any(line.startswith("+@ summary (") for line in diff)
+    assert any(line.startswith("+- seq ") and "rolled up" in line for line in diff)
