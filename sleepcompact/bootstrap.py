@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import structlog
 from sqlalchemy import Engine
 
-from sleepcompact.adapters.summarizers import CallableSummarizer, make_summarizer
-from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.adapters.tokenizer import LazyCounter
 from sleepcompact.config import Settings
 from sleepcompact.domain.errors import DatabaseNotInitialized
 from sleepcompact.domain.ladder import Policy
@@ -114,6 +113,8 @@ class Container:
         """The summarizer in use (chosen from the settings on first use)."""
         with self._lazy:
             if self._summarizer is None:
+                from sleepcompact.adapters.summarizers import make_summarizer  # its SDKs: on first use
+
                 self._summarizer = make_summarizer(
                     self.settings, self.counter.count, redaction_key=self.redaction_key
                 )
@@ -168,17 +169,20 @@ def bootstrap(
     redact_with(_redact_log_value)  # before anything logs: no secret in any log line
     if settings.log_format is not None and not structlog.is_configured():
         configure_logging(settings)  # asked for by SLEEPCOMPACT_LOG_FORMAT; else the library stays silent
+    wrapped = None
     if summarizer is not None and not hasattr(summarizer, "summarize"):
-        summarizer = CallableSummarizer(summarizer)
+        from sleepcompact.adapters.summarizers import CallableSummarizer
+
+        summarizer = wrapped = CallableSummarizer(summarizer)
     container = Container(
         settings,
-        counter=counter or load_counter(),
+        counter=counter or LazyCounter(),
         policy=policy or Policy(),
         summarizer=summarizer,  # type: ignore[arg-type]  # a callable was wrapped just above
         queue=queue,
     )
-    if isinstance(summarizer, CallableSummarizer):
-        summarizer.redaction_key = container.redaction_key  # what the function is given is redacted
+    if wrapped is not None:
+        wrapped.redaction_key = container.redaction_key  # what the function is given is redacted
     engine = container.engine
     try:
         # The first connection: a server that is down or a SQLite file locked past the busy timeout is

@@ -70,3 +70,17 @@ def load_counter() -> TokenCounter:
             reason=f"{type(exc).__name__}: {exc}",
         )
         return ByteCounter()
+
+
+class LazyCounter:
+    """The process-wide counter, loaded on its first use: a command that counts nothing (``sleepcompact
+    check``, the guard's decision) never pays the ~0.15 s of reading the tokenizer's ranks."""
+
+    @property
+    def name(self) -> str:
+        """The loaded counter's name (``cl100k_base`` or ``bytes/4``)."""
+        return load_counter().name
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``, by the loaded counter."""
+        return load_counter().count(text)

@@ -13,9 +13,6 @@ from sleepcompact.config import Settings
 from sleepcompact.domain.budget import Thresholds
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
-from sleepcompact.evaluation import POLICIES, PolicyResult, evaluate
-from sleepcompact.evaluation.qa.dataset import read_qa
-from sleepcompact.evaluation.qa.run import QA_POLICIES, QAResult, evaluate_qa
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
 from sleepcompact.services import conversations, report, transfer
 from sleepcompact.services.report import Report
@@ -24,6 +21,8 @@ from sleepcompact.store.uow import SqlUnitOfWork
 
 if TYPE_CHECKING:
     from sleepcompact.adapters.queue import CeleryQueue
+    from sleepcompact.evaluation import PolicyResult
+    from sleepcompact.evaluation.qa.run import QAResult
 
 MemoryFactory = Callable[..., Any]
 """Builds another facade (``Memory(settings, counter=..., queue=..., summarizer=...)``) for the evaluation's
@@ -96,7 +95,7 @@ class Admin:
         files: Sequence[Path],
         *,
         windows: Sequence[int],
-        policies: Sequence[str] = POLICIES,
+        policies: Sequence[str] | None = None,
         tick_every: int = 40,
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[int, list[PolicyResult]]:
@@ -105,6 +104,8 @@ class Admin:
         The files are read through this database's import (so ids are normalized the same way for every
         policy); each policy then runs on its own scratch copy with the offline summarizer.
         """
+        from sleepcompact.evaluation import POLICIES, evaluate  # the evaluation: only for this command
+
         deps = self._deps
         store = SqlExportStore(deps.engine)
         replayed: list[list[Any]] = []
@@ -121,7 +122,7 @@ class Admin:
             window: evaluate(
                 replayed,
                 window=window,
-                policies=policies,
+                policies=POLICIES if policies is None else policies,
                 tick_every=tick_every,
                 memory_factory=scratch_memory,
                 count=deps.counter.count,
@@ -135,7 +136,7 @@ class Admin:
         path: Path,
         *,
         windows: Sequence[int],
-        policies: Sequence[str] = QA_POLICIES,
+        policies: Sequence[str] | None = None,
         tick_every: int = 20,
         recall_budget: int | None = None,
         progress: Callable[[int, int], None] | None = None,
@@ -143,6 +144,9 @@ class Admin:
         """Ask a QA file's questions (``evaluation.qa.dataset``) at the end of each conversation, replayed
         under each policy, per window: is the gold answer in the context, and in the recall tool's first
         page? ``recall_budget`` overrides the setting for sleepcompact (0: no recall in the request)."""
+        from sleepcompact.evaluation.qa.dataset import read_qa
+        from sleepcompact.evaluation.qa.run import QA_POLICIES, evaluate_qa
+
         conversations = read_qa(path)
         scratch_memory = self._scratch_memories(recall_budget)
         count = self._deps.counter.count
@@ -150,7 +154,7 @@ class Admin:
             window: evaluate_qa(
                 conversations,
                 window=window,
-                policies=policies,
+                policies=QA_POLICIES if policies is None else policies,
                 tick_every=tick_every,
                 memory_factory=scratch_memory,
                 count=count,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
+if TYPE_CHECKING:  # only annotations: the prompt module pulls in the injection detector's rule tables
+    from sleepcompact.domain.prompt import SummaryInput, SummaryPrompt
 
 
 class TextRedactor(Protocol):
@@ -24,7 +25,10 @@ class TextRedactor(Protocol):
 class TokenCounter(Protocol):
     """Counts tokens of text (cl100k_base, or bytes/4 when tiktoken cannot load)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Which counter this is (``cl100k_base``, ``bytes/4``)."""
+        ...
 
     def count(self, text: str) -> int:
         """Tokens in ``text``."""
