@@ -35,6 +35,7 @@ class Settings:
 
     database_url: str = DEFAULT_DATABASE_URL
     broker_url: str = DEFAULT_BROKER_URL
+    broker_polling_interval: float = 0.1  # seconds; the embedded (SQLAlchemy) broker polls
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)  # may be a dummy for vLLM/Ollama
@@ -128,6 +129,7 @@ class Settings:
         return cls(
             database_url=env.get("SLEEPCOMPACT_DATABASE_URL", DEFAULT_DATABASE_URL),
             broker_url=env.get("SLEEPCOMPACT_BROKER_URL", DEFAULT_BROKER_URL),
+            broker_polling_interval=_float(env, "SLEEPCOMPACT_BROKER_POLLING_INTERVAL", 0.1),
             anthropic_api_key=key,
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
             openai_api_key=env.get("OPENAI_API_KEY") or None,

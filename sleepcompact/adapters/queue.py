@@ -31,19 +31,32 @@ def is_sqlalchemy_broker(url: str) -> bool:
     return url.startswith("sqla+") or url.startswith("sqlalchemy+")
 
 
+EMBEDDED_TRANSPORT = "sleepcompact.adapters.broker_transport:Transport"
+
+
 def transport_options(settings: Settings) -> dict[str, Any]:
-    """Per-broker options. Kombu passes the SQLAlchemy transport's options to ``create_engine``."""
+    """Per-broker options. The SQLAlchemy transport's go to ``create_engine``, but for its polling
+    interval (``broker_transport``)."""
     if is_sqlalchemy_broker(settings.broker_url):
-        # SQLite: wait for the write lock instead of failing when the worker and a producer collide.
-        return {"connect_args": {"timeout": 30}} if "sqlite" in settings.broker_url else {}
+        options: dict[str, Any] = {"polling_interval": settings.broker_polling_interval}
+        if "sqlite" in settings.broker_url:
+            # Wait for the write lock instead of failing when the worker and a producer collide.
+            options["connect_args"] = {"timeout": 30}
+        return options
     # Redis redelivers unacknowledged tasks after this; above the hard limit, so a slow task never runs twice.
     return {"visibility_timeout": settings.visibility_timeout}
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Celery settings of DESIGN section 6."""
+    url, transport = settings.broker_url, None
+    if is_sqlalchemy_broker(url):
+        # Our subclass of Kombu's transport (its polling interval can be set); a sqla+ prefix on the URL
+        # would choose Kombu's own class over broker_transport.
+        url, transport = url.split("+", 1)[1], EMBEDDED_TRANSPORT
     return {
-        "broker_url": settings.broker_url,
+        "broker_url": url,
+        "broker_transport": transport,
         "broker_transport_options": transport_options(settings),
         "broker_connection_retry_on_startup": True,
         "task_serializer": "json",
