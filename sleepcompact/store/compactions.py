@@ -122,33 +122,38 @@ class SqlCompactions:
         return int(n or 0)
 
     def apply_changes(self, compaction_id: str, changes: Sequence[RowChange]) -> list[dict[str, Any]]:
-        """Write new live views; returns each row's prior state so restore can put it back exactly."""
+        """Write new live views; returns each row's prior state so restore can put it back exactly.
+
+        Only the five columns a change touches are read (not the rows' content and raw payloads), and
+        the new views go out as one executemany by primary key, as ``restore_rows`` does: an emergency
+        compaction in the request path masks thousands of rows, and a statement per ORM object made the
+        write cost as much as the plan."""
         if not changes:
             return []
         by_id = {c.message_id: c for c in changes}
-        rows = self.session.scalars(select(Message).where(Message.id.in_(list(by_id)))).all()
-        prior: list[dict[str, Any]] = []
-        for row in rows:
-            change = by_id[row.id]
-            prior.append(
+        columns = (
+            Message.id,
+            Message.state,
+            Message.live_content,
+            Message.live_tokens,
+            Message.compaction_id,
+        )
+        found = self.session.execute(select(*columns).where(Message.id.in_(list(by_id)))).all()
+        prior = sorted(
+            (
                 {
-                    "id": row.id,
-                    "state": row.state,
-                    "live_content": row.live_content,
-                    "live_tokens": row.live_tokens,
-                    "compaction_id": row.compaction_id,
+                    "id": r.id,
+                    "state": r.state,
+                    "live_content": r.live_content,
+                    "live_tokens": r.live_tokens,
+                    "compaction_id": r.compaction_id,
                 }
-            )
-            row.state = change.state
-            row.live_content = (
-                json.dumps(change.live_content, ensure_ascii=False)
-                if change.live_content is not None
-                else None
-            )
-            row.live_tokens = change.live_tokens
-            row.compaction_id = compaction_id
-        self.session.flush()
-        prior.sort(key=lambda p: int(p["id"]))
+                for r in found
+            ),
+            key=lambda p: int(p["id"]),
+        )
+        if prior:
+            self.session.execute(update(Message), [_new_view(by_id[p["id"]], compaction_id) for p in prior])
         return prior
 
     def restore_rows(self, prior: Sequence[dict[str, Any]]) -> None:
@@ -174,3 +179,15 @@ class SqlCompactions:
         """Remove a summary row a reverted compaction wrote (its text stays in the compaction record)."""
         unindex_message(self.session, message_id)
         self.session.execute(delete(Message).where(Message.id == message_id, Message.kind == "summary"))
+
+
+def _new_view(change: RowChange, compaction_id: str) -> dict[str, Any]:
+    """One row's bulk-update parameters: its new state and live view, and the compaction that made it."""
+    live = json.dumps(change.live_content, ensure_ascii=False) if change.live_content is not None else None
+    return {
+        "id": change.message_id,
+        "state": change.state,
+        "live_content": live,
+        "live_tokens": change.live_tokens,
+        "compaction_id": compaction_id,
+    }
