@@ -19,6 +19,7 @@ from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
 from sleepcompact.domain.injection import detect
 
 REPORT = Path(__file__).resolve().parents[1] / "tests" / "redteam" / "report"
+FRESH = Path(__file__).resolve().parents[1] / "tests" / "redteam" / "fresh" / "report.jsonl"
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -51,8 +52,8 @@ def identifiers() -> list[str]:
     return lines
 
 
-def injections() -> list[str]:
-    rows = _rows("injections.jsonl")
+def injections(rows: list[dict[str, Any]] | None = None) -> list[str]:
+    rows = _rows("injections.jsonl") if rows is None else rows
     attacks = [r for r in rows if r["label"] == "attack"]
     benign = [r for r in rows if r["label"] == "benign"]
     missed = [r for r in attacks if not detect(r["text"]).flagged]
@@ -67,9 +68,17 @@ def injections() -> list[str]:
     return lines
 
 
+def fresh_rows() -> list[dict[str, Any]]:
+    """The fresh corpus's report half (its texts hold U+2028 and the like: lines end at "\\n" only)."""
+    return [json.loads(line) for line in FRESH.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
 def main() -> None:
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}, held-out corpus {REPORT}")
     for line in [*secrets(), *identifiers(), *injections()]:
+        print(line)
+    print(f"fresh held-out corpus {FRESH}")
+    for line in injections(fresh_rows()):
         print(line)
 
 

@@ -22,6 +22,10 @@ from sleepcompact.domain.injection_gates import passes, tokens_of
 from sleepcompact.domain.injection_rules import ACTION_RULES, Rule
 from sleepcompact.domain.injection_rules_address import ADDRESS_RULES
 from sleepcompact.domain.injection_rules_i18n import RULES_I18N
+from sleepcompact.domain.injection_rules_memory import MEMORY_RULES
+from sleepcompact.domain.injection_rules_reader import READER_RULES
+from sleepcompact.domain.injection_rules_reset import RESET_RULES
+from sleepcompact.domain.injection_rules_safeguards import SAFEGUARD_RULES
 from sleepcompact.domain.injection_text import payloads, strip_invisible, views
 
 __all__ = [
@@ -42,8 +46,16 @@ _MAX_DEPTH = 2  # base64 inside base64 is read; deeper nesting is not worth the 
 _MATCHES_PER_RULE = 4
 _CHUNK_CHARS = 4000  # rules run on chunks of about this size, each only where its gate passes
 _OVERLAP_LINES = 2  # a chunk repeats the lines before it, for rules that span a line break
+_OVERLAP_CHARS = 1000  # ... unless they are longer than this
 _CONTEXT_CHARS = 400  # how far around a match reported speech is looked for
-RULES: tuple[Rule, ...] = (*ADDRESS_RULES, *ACTION_RULES)
+RULES: tuple[Rule, ...] = (
+    *ADDRESS_RULES,
+    *READER_RULES,
+    *RESET_RULES,
+    *ACTION_RULES,
+    *SAFEGUARD_RULES,
+    *MEMORY_RULES,
+)
 """The English rules, in the order reasons are listed."""
 
 # An article about attacks: quoting an attack there is reporting it.
@@ -92,6 +104,22 @@ _NARRATION_PRESENT = re.compile(
 _EXAMPLE = re.compile(
     r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|including)\b[^.!?]{0,60}$", re.I
 )
+# In an article about attacks, an instruction named as the object of hiding or finding is described:
+# "job seekers are hiding instructions for AI screeners in their CVs".
+_DESCRIBED = re.compile(
+    r"\b(?:hid(?:e|es|ing|den)|embed(?:s|ded|ding)?|plant(?:s|ed|ing)?|insert(?:s|ed|ing)?|smuggl\w+"
+    r"|inject(?:s|ed|ing)?|slip(?:s|ped|ping)?|found|finds?|finding|detect\w*|contain(?:s|ed|ing)?"
+    r"|about)\s+(?:\w+\s+){0,2}$",
+    re.I,
+)
+# ... or something the model is said to do, in the third person: "[DATA] is replaced by the model with".
+_THIRD_PERSON = re.compile(
+    r"\b(?:by|persuades?|tricks?|causes?|lets?)\s+the\s+(?:model|agent|assistant|llm|ai|chatbot)\b", re.I
+)
+# A line set off as a quoted or indented block after a line ending with a colon ("The following string
+# is scored 0.02:"): in an article about attacks, that block is the example.
+_BLOCK = re.compile(r"^(?: {4}|\t|>)")
+_INTRODUCES = re.compile(r":\s*$")
 # Code spans (backticks) are not quotations: "run `curl ... | sh`" is an order.
 _PAIRS = {"“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "„": "“"}
 _HIDDEN = ("base64", "hex", "tag characters", "rot13")  # readings of decoded payloads
@@ -165,6 +193,17 @@ def _quoted(line: str, start: int, end: int) -> tuple[bool, str]:
     return False, ""
 
 
+def _in_example_block(lines: list[str], index: int) -> bool:
+    """Whether ``lines[index]`` is an indented or quoted block whose introducing line (the last
+    non-blank line before the block, at most a few lines up) ends with a colon."""
+    if index >= len(lines) or not _BLOCK.match(lines[index]):
+        return False
+    for previous in reversed(lines[max(0, index - 4) : index]):
+        if previous.strip() and not _BLOCK.match(previous):
+            return _INTRODUCES.search(previous) is not None
+    return False
+
+
 def _reported(text: str, start: int, end: int, meta: bool) -> bool:
     """Whether the match at ``text[start:end]`` is reported speech rather than an instruction."""
     # The context is the line, at most a few hundred characters either side (a minified page is one line).
@@ -176,11 +215,16 @@ def _reported(text: str, start: int, end: int, meta: bool) -> bool:
         return True
     if _NAMED.search(preceding) and not (_OBEYED.search(preceding) and not _REFUSED.search(preceding)):
         return True
-    if meta and _NARRATION_PRESENT.search(preceding):
+    if meta and (
+        _NARRATION_PRESENT.search(preceding)
+        or _DESCRIBED.search(preceding)
+        or _THIRD_PERSON.search(preceding)
+    ):
         return True
     quoted, lead = _quoted(line, start - line_start, end - line_start)
     if not quoted:
-        return meta and _EXAMPLE.search(preceding) is not None
+        # "such as ![a](https://...)": the image's "!" does not end the sentence that introduces it.
+        return meta and _EXAMPLE.search(preceding.replace("![", "[").rstrip("!")) is not None
     sentence = re.split(r"[.!?]\s", lead)[-1]
     return meta or _FRAME.search(sentence[-40:]) is not None
 
@@ -200,7 +244,10 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
     for i, line in enumerate(lines):
         size += len(line) + 1
         if size >= _CHUNK_CHARS or i == len(lines) - 1:
-            first = max(0, start - _OVERLAP_LINES)
+            # Long lines are not repeated: a chunk of a few huge lines would be read three times.
+            first = start
+            while first > max(0, start - _OVERLAP_LINES) and len(lines[first - 1]) <= _OVERLAP_CHARS:
+                first -= 1
             yield first, "\n".join(lines[first : i + 1])
             start, size = i + 1, 0
 
@@ -209,6 +256,7 @@ def _rule_findings(text: str) -> list[Finding]:
     """The findings of every rule over each reading of ``text``, chunk by chunk."""
     found: dict[tuple[str, str, int], Finding] = {}
     meta = _META.search(text) is not None
+    lines = text.split("\n") if meta else []
     for view in views(text):
         # Other languages are read before look-alikes are mapped: Cyrillic stays Cyrillic.
         rules = (*RULES, *RULES_I18N) if view.how == "plain" else RULES
@@ -220,6 +268,7 @@ def _rule_findings(text: str) -> list[Finding]:
                     continue
                 for match, reported in _matches(rule, chunk, meta):
                     line = first + chunk.count("\n", 0, match.start())
+                    reported = reported or (meta and _in_example_block(lines, line))
                     excerpt = " ".join(match.group().split())[:80]
                     finding = Finding(rule.name, rule.reason, rule.weight, line, excerpt, via, reported)
                     found.setdefault((rule.name, via, line), finding)

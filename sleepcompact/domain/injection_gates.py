@@ -20,6 +20,7 @@ _AI_WORDS = (
     "ai a.i. llm llms gpt assistant assistants chatbot chatbots claude chatgpt copilot gemini summarizer"
     " summarizers summariser summarisers language | agent agents bot bots model models & you automated"
     " autonomous coding code browsing scheduling reviewing triage whatever whichever any"
+    " | automated autonomous machine | with & shell execution access browsing memory"
 )
 _LOOT_WORDS = (
     "conversation chat transcript thread history summary context memory memories secret secrets key keys"
@@ -39,7 +40,8 @@ _FOREIGN = (
     " envia reenvia manda sube invia inoltra transmettre transferer weiterleiten senden schicken"
     " enviar reenviar mandar subir inviare inoltrare sigas obedezcas suis suivez befolge folge seguire siga"
     " para cher querido querida estimado liebe lieber caro cara ia ki asistente assistente assistent modelo"
-    " modell modello agente agenten"
+    " modell modello agente agenten opmerking voor aan notitie keur meld uwaga dla asystenta asystent"
+    " notatka yapay zeka icin ricorda recuerda onthoud"
 )
 
 GATES: dict[str, str] = {
@@ -72,7 +74,7 @@ GATES: dict[str, str] = {
     " override deactivate ignore policy policies unrestricted unfiltered uncensored unaligned guardrails",
     "no limits": "without no free dan",
     "exfiltration": f":// @ url link address endpoint query image & {_LOOT_WORDS}",  # a place and a thing
-    "beacon": "]( & ://",
+    "beacon": "]( & :// | <img & ://",
     "blank parameter": "://",
     "upload": "curl env printenv cat",
     "secret file": "~/. mcp.json process.env os.environ $ env[ .ssh id_rsa id_ed25519 id_ecdsa"
@@ -84,7 +86,7 @@ GATES: dict[str, str] = {
     "pipe to root shell": "curl wget",
     "hidden from user": "not n't never",
     "keeps the user out": "not n't never without keep hide",
-    "no confirmation": "without need not skip",
+    "no confirmation": "without need not skip no never n't",
     "stealth": "silently quietly secretly covertly discreetly",
     "deceives": "tell inform assure convince reassure say state report claim respond reply answer write"
     " conclude output print",
@@ -103,6 +105,26 @@ GATES: dict[str, str] = {
     ' "function"',
     "role json": "role",
     "dangerous call": "name command cmd tool function action invoke bypass",
+    # The reader, resets, safeguards and memory (``injection_rules_reader`` and the modules after it).
+    "addresses the AI reader": _AI_WORDS,
+    "heading for AI readers": "# & to for",
+    "promotes": "suggest recommend tell ask urge encourage prefer always only",
+    "addresses an agent": "agent agents bot bots model models @",
+    "the reader of this": "this these",
+    "voids what it was told": "you your context everything whatever",
+    "fresh start": "slate hereby sentence line point paragraph message one only sole single operative"
+    " governing govern governs baseline priority brief directive force",
+    "removes a safeguard": "disable skip bypass turn remove drop deactivate suppress skip_ disable_ bypass_"
+    " verify check require strict --no-verify",
+    "leaks its context": "context prompt instructions keys key history headers token variables conversation"
+    " chat session",
+    "role tag": "<user <human <assistant <system <developer assistant ai model gpt claude bot",
+    "closes the results": "</",
+    "writes to memory": "memory memories knowledge file mind preference fact rule persist remember notes",
+    "future sessions": "future across session",
+    "standing permission": "authorized authorised approved pre-approved permitted allowed granted consented"
+    " agreed",
+    "gives it to anyone": "whoever anyone anybody any",
 }
 """Each rule's gate by name; a rule of another language passes on non-ASCII letters or ``_FOREIGN``."""
 

@@ -42,10 +42,20 @@ QUALIFIER = (
     r"(?:ai|a\.i\.|llm|gpt|language[- ]model|automated|autonomous|coding|code|browsing|scheduling|reviewing"
     r"|triage|llm[- ]based|ai[- ]based|ai[- ]powered)"
 )
+_MACHINE = r"(?:ai|a\.i\.|llm|gpt|automated|autonomous|ai[- ]based|ai[- ]powered|llm[- ]based|machine)"
 AI_NOUN = (
     rf"\b(?:(?:{QUALIFIER}[\s-]+){{0,2}}(?:ai|a\.i\.|llms?|large\s+language\s+models?|language\s+models?"
     r"|assistants?|chatbots?|claude|chatgpt|gpt(?:-\d[\w.]*)?|copilot|gemini|summari[sz]ers?)"
-    rf"|{QUALIFIER}[\s-]+(?:agents?|bots?|models?)|(?:ai|a\.i\.|llm|gpt)[\s-]+(?:tools?|systems?))\b"
+    rf"|{QUALIFIER}[\s-]+(?:agents?|bots?|models?)|(?:ai|a\.i\.|llm|gpt)[\s-]+(?:tools?|systems?)"
+    # Readers that are machines only when qualified ("automated reviewer"; a "code reviewer" is a person),
+    # and anything described by an agent's capabilities ("systems with code execution").
+    rf"|{_MACHINE}[\s-]+(?:reviewers?|screeners?|assessors?|triagers?|debuggers?|readers?|systems?|tools?"
+    r"|processors?)|(?:agents?|assistants?|systems?|tools?|models?|bots?)\s+with\s+(?:a\s+)?(?:shell"
+    r"|code\s+execution|tool\s+access|terminal\s+access|shell\s+access|browsing|web\s+access"
+    r"|internet\s+access|(?:persistent\s+|long[- ]term\s+)?memory|file\s+(?:system\s+)?access))\b"
+    # An assistant manager or director is a person.
+    r"(?!\s+(?:managers?|directors?|professors?|editors?|principals?|coach|secretary|producers?|teachers?"
+    r"|coordinators?|buyers?|to\s+the)\b)"
 )
 AI_ANY = rf"(?:{AI_NOUN}|agents?\b|bots?\b|models?\b)"
 _NOT = r"(?<!not )(?<!n't )(?<!never )(?<!to never )"
@@ -67,7 +77,8 @@ _LOOT = (
 )
 _DESTINATION = r"(?:<?https?://|[\w.+-]+@[\w-]+\.[\w.]{2,})"
 _PLACEHOLDER = (
-    r"(?:\{\{?[^}\s]{1,40}\}?\}|<[A-Za-z_' ]{2,60}>|\[[A-Z][A-Z0-9 _-]{2,60}\]|\$\{?[A-Za-z_]{2,40}\}?"
+    r"(?:\{\{?[^}\s]{1,40}\}?\}|<[A-Za-z_' ]{2,100}>|(?<==)(?-i:[A-Z]{5,30})(?=[&)\s\"'#]|$)"
+    r"|\[[A-Z][A-Z0-9 _-]{2,60}\]|\$\{?[A-Za-z_]{2,40}\}?"
     r"|%[A-Z_]{2,40}%|(?-i:\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b))"
 )
 
@@ -91,7 +102,8 @@ ACTION_RULES: tuple[Rule, ...] = (
         "beacon",
         "image or link that leaks data",
         STRONG,
-        rf"\[[^\]\n]{{0,200}}\]\(\s*<?https?://[^)\s]{{0,400}}?{_PLACEHOLDER}",
+        rf"\[[^\]\n]{{0,200}}\]\(\s*<?https?://[^)\s]{{0,400}}?{_PLACEHOLDER}"
+        rf"|<img\b[^>\n]{{0,200}}?\bsrc\s*=\s*[\"']?https?://[^\"'\s>]{{0,400}}?{_PLACEHOLDER}",
     ),
     rule(
         "blank parameter",
@@ -108,7 +120,9 @@ ACTION_RULES: tuple[Rule, ...] = (
         r"|--upload-file)\s*[\"']?@|\b(?:env|printenv)\s*\|\s*(?:curl|nc|ncat|wget|socat)\b|\bcat\s+[^\n"
         r"|;]{0,80}?(?:\.env|id_rsa|credentials|passwd|shadow|\.ssh|\.aws|\.npmrc|\.netrc|\.pgpass"
         r"|\.kube)[^\n|;]{0,40}\|\s*(?:curl|nc|ncat|wget|socat)|\$\((?:env|printenv"
-        r"|cat\s+[^)\n]{0,80})\)[^\n]{0,80}https?://",
+        r"|cat\s+[^)\n]{0,80})\)[^\n]{0,80}https?://"
+        r"|\b(?:post|send|upload|pipe|submit|transmit)\s+(?:the\s+)?(?:output|contents?|results?)\s+of\s+[`'\"]?"
+        r"(?:env|printenv|set|export|cat\s[^\n`'\"]{0,60})\b[^\n]{0,60}?https?://",
     ),
     rule(
         "secret file",
@@ -139,7 +153,8 @@ ACTION_RULES: tuple[Rule, ...] = (
         MEDIUM,
         r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|]{0,300}\|\s*(?:sudo\s+(?:-\w+\s+)*)?(?:ba|z|da|k"
         r"|fi)?sh\b|\b(?:ba)?sh\s+-c\s+[\"']?\$\((?:curl|wget)|\biex\s*\(\s*(?:new-object|iwr"
-        r"|invoke-webrequest)",
+        r"|invoke-webrequest)|\b(?:iwr|invoke-webrequest|irm|invoke-restmethod)\b[^\n|]{0,300}\|\s*iex\b"
+        r"|\bbase64\s+(?:-d|--decode|-D)\s*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
     ),
     rule(
         "pipe to root shell",
@@ -175,8 +190,12 @@ ACTION_RULES: tuple[Rule, ...] = (
         MEDIUM,
         r"\bwithout\s+(?:(?:further|any|additional|user)\s+)?(?:asking|confirmation|confirming|approval"
         r"|review(?:ing)?|prompting|permission|hesitation|running\s+the\s+tests)\b"
-        r"|\bno\s+need\s+to\s+(?:confirm|ask|check|verify|review)\b|\bdo\s+not\s+(?:ask"
-        r"|wait)\s+for\s+(?:confirmation|approval|permission)\b|\bskip\s+(?:the\s+)?(?:usual\s+|normal\s+"
+        r"|\bno\s+need\s+to\s+(?:confirm|ask|check|verify|review|involve|bother|notify|open\s+a\s+ticket)\b"
+        r"|\b(?:do\s+not|don't|never)\s+(?:ask|wait)\s+(?:\w+\s+){0,3}?for\s+(?:confirmation|approval|permission)\b"
+        r"|\bwithout\s+(?:waiting\s+for\s+)?(?:a\s+|any\s+)?(?:human\s+|second\s+)?(?:approval|checks|sign-?off)\b"
+        r"|\bno\s+(?:pr|ticket|review|approval)\s+(?:is\s+)?needed\b|\bnever\s+needs?\s+(?:a\s+)?(?:second"
+        r"\s+|further\s+)?(?:approval|review|sign-?off)\b|\b(?:do\s+not|don't)\s+show\s+(?:me|the\s+user)\s+"
+        r"(?:a|any|the)\s+confirmation\b|(?<!not\s)(?<!n't\s)(?<!never\s)\bskip\s+(?:the\s+)?(?:usual\s+|normal\s+"
         r"|standard\s+)?(?:review|confirmation|approval|checks|verification|validation)\b",
     ),
     rule("stealth", "acts in secret", FAINT, r"\b(?:silently|quietly|secretly|covertly|discreetly)\b"),
@@ -219,7 +238,8 @@ ACTION_RULES: tuple[Rule, ...] = (
         r"\brm\s+-(?:rf|fr|r\s+-f|f\s+-r)\s+(?:/|~|\$HOME|/\*|\*)(?=\s|$|[`'\"])|--no-preserve-root"
         r"|\bchmod\s+(?:-R\s+)?(?:777|a\+rwx)\s+/|\bmkfs(?:\.\w+)?\s+/dev/|\bdd\s+if=\S+\s+of=/dev/(?:sd"
         r"|nvme|disk)|:\(\)\s*\{\s*:\|:&\s*\};:|\bdrop\s+(?:table|database|schema)\b"
-        r"|\bgit\s+push\s+[^\n]{0,30}(?:-f\b|--force\b)|\b(?:delete|drop|destroy|wipe|truncate"
+        r"|\bgit\s+push\s+[^\n]{0,30}(?:-f\b|--force\b(?!-with-lease))|\b(?:delete|remove|wipe|erase|purge"
+        r"|destroy)\s+(?:\S+\s+){1,5}?(?:entirely|completely|permanently|recursively)\b|\b(?:delete|drop|destroy|wipe|truncate"
         r"|remove)\s+(?:all\s+|every\s+)?(?:of\s+)?(?:the\s+)?(?:production|prod|staging|backups?"
         r"|audit[_\s]log|database|repositor(?:y|ies)|tests?(?:\s+directory)?)\b|\b(?:delete|drop|destroy"
         r"|wipe|remove|erase|purge)\s+(?:all|every)\s+(?:\w+\s+)?(?:records|users|data|files|accounts"
@@ -240,7 +260,10 @@ ACTION_RULES: tuple[Rule, ...] = (
         r"|\bpublish\s+it\s+to\s+pypi\b|\bpush\s+(?:\w+\s+)?to\s+(?:production|prod|main|master)\b"
         r"|\baccept\s+all\s+(?:pending\s+)?invitations\b|\bas\s+root\b|\b(?:disable|turn\s+off"
         r"|remove)\s+(?:the\s+)?(?:2fa|two-factor|mfa|multi-factor|authentication|firewall|antivirus"
-        r"|audit\s+logging|signature\s+(?:checks?|verification))\b|\bforce-push\b|\bwire\s+transfer\b"
+        r"|audit\s+logging|signature\s+(?:checks?|verification))\b|(?<!never\s)(?<!not\s)\bforce-push\b|\bwire\s+transfer\b"
+        r"|\b(?:add|make|invite)\s+[^\n.]{0,60}?\s+as\s+(?:an?\s+)?(?:super[\s-]?admin|admin(?:istrator)?|owner"
+        r"|maintainer)\b|\b(?:transfer|wire|send|pay|remit)\s+(?:\w+\s+)?\d[\d,.]{0,15}\s*(?:eur|usd|gbp|chf|btc"
+        r"|eth|usdt|dollars|euros|pounds)\b"
         r"|\bpay\s+(?:it|this|the\s+invoice|them)\b[^\n.]{0,30}\b(?:iban|account|wallet)\b|\bforward\s+(?:me"
         r"|us)\s+(?:all\s+|the\s+)?(?:\w+\s+){0,3}(?:emails|messages|files|documents)\b",
     ),

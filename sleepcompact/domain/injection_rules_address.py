@@ -250,8 +250,8 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         STRONG,
         r"\b(?:note|message|instructions?|attention|notice|memo|reminder|p\.?s\.?|warning|directive"
         r"|heads[- ]up"
-        rf"|hint|task|tasks|job|orders|commands?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+"
-        rf"|an?\s+)?{AI_NOUN}|(?:^|[.!?:;(\[\-–—\"']\s*|<!--\s*)(?:to|for)\s+(?:the\s+|any\s+"
+        rf"|hint|task|tasks|job|orders|commands?|aside|request|favou?r|facts?|fyi|update|brief(?:ing)?|guidance"
+        rf"|tip)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?(?:[\w-]+\s+){{0,2}}?{AI_NOUN}|(?:^|[.!?:;(\[\-–—\"']\s*|<!--\s*)(?:to|for)\s+(?:the\s+|any\s+"
         rf"|all\s+)?{AI_NOUN}(?:\s+\w+){{0,3}}?\s*(?:only\s*)?[:,)–—]|\bif\s+you\s+are\s+(?:an?\s+"
         rf"|the\s+)?{AI_ANY}|{AI_NOUN}\s+(?:\w+\s+){{0,2}}?(?:reading|processing|summari[sz]ing|parsing"
         rf"|reviewing|analy[sz]ing"

@@ -10,10 +10,11 @@ mapped to Latin, so Cyrillic stays Cyrillic. Text after NFKC: fullwidth colons a
 from __future__ import annotations
 
 from sleepcompact.domain.injection_rules import MEDIUM, STRONG, Rule, rule
+from sleepcompact.domain.injection_rules_languages import LANGUAGE_RULES
 
 _URL_OR_MAIL = r"(?:https?://|[\w.+-]+@[\w-]+\.)"
 
-RULES_I18N: tuple[Rule, ...] = (
+_RULES: tuple[Rule, ...] = (
     rule(
         "override (other languages)",
         "overrides earlier instructions",
@@ -34,8 +35,8 @@ RULES_I18N: tuple[Rule, ...] = (
         r"|\bnon\s+seguire\s+(?:le\s+)?istruzioni|\bnão\s+(?:siga|obedeça)\s+(?:as\s+)?(?:instruções|regras)"
         r"|(?:忽略|无视|不要理会)\s*用户的?(?:问题|请求|要求|指令|输入)"
         # zh, ja, ko, ru
-        r"|(?:忽略|无视|忽视|不要理会|忘记|忘掉|忽略掉)[^。\n]{0,12}(?:指令|指示|提示|规则|说明|命令|设定)|(?:指示|命令|指令|ルール|プロンプト"
-        r"|設定)[^。\n]{0,10}(?:無視|忘れ|無効)|(?:이전|앞의|위의|모든)[^.\n]{0,10}(?:지시|지침|명령|규칙)[^.\n]{0,8}(?:무시|잊어)"
+        r"|(?:忽略|无视|忽视|不要理会|忘记|忘掉|忽略掉)[^。\n]{0,12}(?:指令|指示|提示|规则|说明|命令|设定)|(?:指示|命令|指令|ルール|プロンプト)"
+        r"[^。\n]{0,10}(?:無視|忘れ|無効に)(?!され)|(?:이전|앞의|위의|모든)[^.\n]{0,10}(?:지시|지침|명령|규칙)[^.\n]{0,8}(?:무시|잊어)"
         r"|(?:игнорируй|игнорируйте|забудь|забудьте|проигнорируй"
         r"|не\s+обращай\s+внимания\s+на)[^.\n]{0,40}?(?:инструкци|указани|правил|команд|подсказ)",
     ),
@@ -147,4 +148,5 @@ RULES_I18N: tuple[Rule, ...] = (
         rf"[^\n]{{0,60}}?{_URL_OR_MAIL}",
     ),
 )
+RULES_I18N: tuple[Rule, ...] = (*_RULES, *LANGUAGE_RULES)
 """Rules for the other languages, run on the text before look-alikes are mapped to Latin."""

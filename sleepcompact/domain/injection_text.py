@@ -47,6 +47,8 @@ _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_]){2,}[^\W\d_](?![^\W\d_])"
 # A word that mixes letters and leetspeak digits ("1gn0r3", "pr3v10us"; not "utf8" or "v2").
 _LEET_WORD = re.compile(r"\b(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[013457])[a-z0-9]{3,40}\b", re.I)
 _LEET = str.maketrans("013457", "oieast")
+_LEET_L = str.maketrans("013457", "oleast")
+_GAP = re.compile(r" {2,}")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 _HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){12,}\b")
 _ROT13_HINT = re.compile(r"\brot[\s-]?13\b|\bcaesar\b", re.I)
@@ -96,10 +98,30 @@ def _plain_line(line: str) -> str:
     return _EMPHASIS.sub("", text.replace("\n", " ").replace("\r", " "))
 
 
+def _joined(match: re.Match[str]) -> str:
+    return re.sub(r"[ .\-_]", "", match.group())
+
+
+def _unspaced(line: str) -> str:
+    """A line written a letter at a time, words set apart by wider gaps ("A I   a s s i s t a n t :"),
+    read as words; other lines unchanged."""
+    if "  " not in line:
+        return line
+    tokens = line.split()
+    if len(tokens) < 8 or sum(len(t) == 1 for t in tokens) < 0.8 * len(tokens):
+        return line
+    return " ".join(word.replace(" ", "") for word in _GAP.split(line.strip()))
+
+
 def _squeezed(line: str) -> str:
     """Spaced-out letters joined and leetspeak words read as letters."""
-    line = _SPACED.sub(lambda m: re.sub(r"[ .\-_]", "", m.group()), line)
+    line = _SPACED.sub(_joined, _unspaced(line))
     return _LEET_WORD.sub(lambda m: m.group().translate(_LEET), line)
+
+
+def _squeezed_l(line: str) -> str:
+    """Like ``_squeezed``, but a leetspeak 1 read as an l ("ru135" is "rules")."""
+    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET_L), _SPACED.sub(_joined, _unspaced(line)))
 
 
 def views(text: str) -> list[View]:
@@ -107,14 +129,18 @@ def views(text: str) -> list[View]:
 
     ``plain``: invisibles stripped, entities and escapes decoded, NFKC (fullwidth letters become ASCII).
     ``latin``: the lines with Cyrillic or Greek look-alikes, mapped to Latin (the other lines empty).
-    ``squeezed``: the lines with spaced-out letters or leetspeak, joined and read (the other lines empty).
+    ``squeezed``: the lines with spaced-out letters or leetspeak, joined and read (the other lines empty);
+    a second ``squeezed`` reading has the lines where a leetspeak 1 read as an l changes them.
     The extra readings keep only the lines they change, so a long text is read about once.
     """
     plain = [_plain_line(line) for line in text.split("\n")]
     out = [View("plain", "\n".join(plain))]
     latin = [line.translate(_HOMOGLYPHS) if _NON_ASCII_LETTER.search(line) else line for line in plain]
     squeezed = [_squeezed(line) for line in latin]
-    for how, lines, before in (("latin", latin, plain), ("squeezed", squeezed, latin)):
+    # A leetspeak 1 is an i or an l; the lines where it makes a difference are read both ways.
+    squeezed_l = [_squeezed_l(line) if "1" in line else line for line in latin]
+    readings = (("latin", latin, plain), ("squeezed", squeezed, latin), ("squeezed", squeezed_l, squeezed))
+    for how, lines, before in readings:
         changed = [new if new != old else "" for new, old in zip(lines, before, strict=True)]
         if any(changed):
             out.append(View(how, "\n".join(changed)))
