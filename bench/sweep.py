@@ -2,6 +2,7 @@
 
 .venv/bin/python -m bench.sweep            # PostgreSQL, 1,000,000 conversations, 10,000 due (about 2 minutes)
 .venv/bin/python -m bench.sweep --small    # also 10,000 and 100,000 conversations on SQLite and PostgreSQL
+.venv/bin/python -m bench.sweep --fixed-due  # 1,000 due among 10,000 and 100,000; 10,000 ticks to Redis
 
 Rows are generated with SQL (``generate_series`` on PostgreSQL, a recursive CTE on SQLite), never a Python
 loop. One conversation in a hundred was active since its last sleep (due); the rest slept after their
@@ -38,7 +39,7 @@ INSERT INTO conversation (id, tenant_id, agent_id, model, context_window, output
     live_messages, next_seq, compaction_epoch, last_activity_at, last_sleep_at, created_at, metadata)
 SELECT 'conv_' || lpad(to_hex(g), 16, '0'), 't', 'a', 'claude-sonnet-4-5', 200000, 32000, 1000, 10, 11, 0,
     timestamptz '2026-11-01' + (g % 1000) * interval '1 minute'
-        + CASE WHEN g % 100 = 0 THEN interval '2 days' ELSE interval '0' END,
+        + CASE WHEN g % :every = 0 THEN interval '2 days' ELSE interval '0' END,
     timestamptz '2026-11-01' + (g % 1000) * interval '1 minute' + interval '1 day',
     timestamptz '2026-10-01', '{}'
 FROM generate_series(1, :n) AS g
@@ -49,19 +50,20 @@ INSERT INTO conversation (id, tenant_id, agent_id, model, context_window, output
     live_messages, next_seq, compaction_epoch, last_activity_at, last_sleep_at, created_at, metadata)
 SELECT printf('conv_%016x', x), 't', 'a', 'claude-sonnet-4-5', 200000, 32000, 1000, 10, 11, 0,
     datetime('2026-11-01', printf('+%d minutes', x % 1000),
-        CASE WHEN x % 100 = 0 THEN '+2 days' ELSE '+0 days' END),
+        CASE WHEN x % :every = 0 THEN '+2 days' ELSE '+0 days' END),
     datetime('2026-11-01', printf('+%d minutes', x % 1000), '+1 day'),
     '2026-10-01 00:00:00', '{}'
 FROM g
 """
 
 
-def _fill(engine: Engine, n: int) -> None:
+def _fill(engine: Engine, n: int, every: int = 100) -> None:
+    """``n`` conversations, one in ``every`` due."""
     upgrade(engine)
     fill = _PG_FILL if engine.dialect.name == "postgresql" else _SQLITE_FILL
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM conversation"))
-        conn.execute(text(fill), {"n": n})
+        conn.execute(text(fill), {"n": n, "every": every})
         if engine.dialect.name == "postgresql":
             conn.execute(text("ANALYZE conversation"))
 
@@ -111,6 +113,52 @@ def timed(fn: Callable[[Engine], int], engine: Engine, runs: int) -> tuple[float
     return statistics.median(samples), found
 
 
+FIXED_DUE = 1_000
+
+
+def fixed_due(server: object, tmp: str) -> list[str]:
+    """1,000 due among 10,000 and among 100,000: the selection should not grow with the fleet."""
+    lines = ["", "| database | conversations | due | selection (s) |", "|---|---:|---:|---:|"]
+    notes = []
+    for backend in ("SQLite", "PostgreSQL"):
+        times = []
+        for n in (10_000, 100_000):
+            url = str(server.create_database()) if backend == "PostgreSQL" else f"sqlite:///{tmp}/f{n}.db"  # type: ignore[attr-defined]
+            engine = create_engine(url)
+            _fill(engine, n, every=n // FIXED_DUE)
+            took, due = timed(new_selection, engine, 5)
+            assert due == FIXED_DUE, due
+            times.append(took)
+            lines.append(f"| {backend} | {n:,} | {due:,} | {took:.4f} |")
+            print(lines[-1], flush=True)
+            engine.dispose()
+        notes.append(f"- {backend}: 100,000 / 10,000 conversations = {times[1] / times[0]:.2f}x")
+    return [*lines, "", *notes]
+
+
+def enqueue_redis(n: int = 10_000) -> list[str]:
+    """Enqueueing ``n`` ticks to Redis through the producer the sweeps use (one publish each)."""
+    from sleepcompact.adapters.queue import CeleryQueue
+    from sleepcompact.config import Settings
+    from tests.support.servers import start_redis
+
+    redis = start_redis(Path(tempfile.mkdtemp(prefix="sc-sweep-redis-")))
+    try:
+        queue = CeleryQueue(Settings(broker_url=redis.url))
+        queue.enqueue_tick("conv_warmup", "warmup")
+        start = time.perf_counter()
+        for i in range(n):
+            queue.enqueue_tick(f"conv_{i:016x}", "nightly-2026-11-24")
+        took = time.perf_counter() - start
+        queue.close()
+    finally:
+        redis.stop()
+    return [
+        "",
+        f"Enqueue of {n:,} ticks to Redis (loopback), one publish each: {took:.2f} s ({n / took:,.0f}/s)",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--small", action="store_true", help="also 10k and 100k on SQLite and PostgreSQL")
@@ -119,6 +167,9 @@ def main() -> None:
         type=int,
         default=1_000_000,
         help="time the OR keyset only up to this many (it takes minutes)",
+    )
+    parser.add_argument(
+        "--fixed-due", action="store_true", help="1,000 due among 10k and 100k; Redis enqueue"
     )
     args = parser.parse_args()
     from tests.support.servers import start_postgres
@@ -140,6 +191,8 @@ def main() -> None:
             ("PostgreSQL", 100_000),
             *cases,
         ]
+    if args.fixed_due:
+        cases, lines = [], lines[:1]
     try:
         with tempfile.TemporaryDirectory(prefix="sc-sweep-") as tmp:
             for backend, n in cases:
@@ -159,6 +212,9 @@ def main() -> None:
                     lines.append(f"| {backend} | {n:,} | {due:,} | {new:.3f} | - | - |")
                 print(lines[-1], flush=True)
                 engine.dispose()
+            if args.fixed_due:
+                lines += fixed_due(server, tmp)
+                lines += enqueue_redis()
     finally:
         server.stop()
     print(publish("\n".join(lines), "sweep"))
