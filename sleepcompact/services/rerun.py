@@ -128,7 +128,8 @@ def preview(
     snapshot = Snapshot(cid, conv.compaction_epoch, conv.next_seq - 1, tuple(live), remaining)
     policy = conversation_policy(conv, deps.policy)
     instructions = instructions_for(deps, conv.tenant_id, policy, None)
-    p = plan(snapshot, budget, policy, counter.count, force_summary=_summarized(undo))
+    changed = changed_settings(undo[-1][1].get("settings"), settings_used(deps, conv, policy, instructions))
+    p = plan(snapshot, budget, policy, counter.count, force_summary=_summarized(undo) and not changed)
     summary: str | None = None
     if p.summary is not None:
         inp, note = summary_input(snapshot, p, counter.count)
@@ -149,15 +150,14 @@ def preview(
         reason=p.reason,
         changes=len(p.changes),
         context_diff=_diff(now_live, after),
-        settings_changed=changed_settings(
-            undo[-1][1].get("settings"), settings_used(deps, conv, policy, instructions)
-        ),
+        settings_changed=changed,
     )
 
 
 def _summarized(undo: list[tuple[CompactionRecord, dict[str, Any]]]) -> bool:
-    """Whether the compactions a re-run replaces wrote a summary: the re-run writes one exactly then
-    (it never adds a summary step to an LLM-free compaction, nor drops one)."""
+    """Whether the compactions a re-run replaces wrote a summary. With unchanged settings the re-run
+    writes one exactly then (it never adds a summary step to an LLM-free compaction, nor drops one);
+    once settings changed, the ladder decides under the new ones."""
     return any(r.summary_message_id is not None for r, _ in undo)
 
 
@@ -208,10 +208,11 @@ def rerun(
         assert conv is not None
     policy = conversation_policy(conv, deps.policy)
     now = settings_used(deps, conv, policy, instructions_for(deps, conv.tenant_id, policy, None))
+    changed = changed_settings(undo[-1][1].get("settings"), now)
     # Under the lease, so no tick or guard compacts between the restore and the new compaction. If the
     # new compaction fails, the conversation stays restored: bigger, never missing anything.
     with leases.held(deps, cid, f"rerun:{uuid.uuid4().hex}"):
         restored = restore(deps, undo[-1][0].id)
-        request = CompactRequest(trigger="admin_rerun", force=_summarized(undo))
+        request = CompactRequest(trigger="admin_rerun", force=_summarized(undo) and not changed)
         outcome = compact(deps, cid, request)
-    return RerunResult(restored, outcome, changed_settings(undo[-1][1].get("settings"), now))
+    return RerunResult(restored, outcome, changed)

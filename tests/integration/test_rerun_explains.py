@@ -60,3 +60,18 @@ def test_the_dry_run_diffs_the_live_context_of_a_mask_and_summary(database_url: 
     assert any(line.startswith("-@ seq") for line in diff)
     assert any(line.startswith("+@ summary (") for line in diff)
     assert any(line.startswith("+- seq ") and "rolled up" in line for line in diff)
+
+
+def test_with_changed_settings_the_ladder_decides_the_steps_again(database_url: str) -> None:
+    """A summary was forced at first; under looser thresholds the re-run needs none and writes none."""
+    with Memory(database_url=database_url, auto_migrate=True) as before:
+        cid = before.create_conversation("claude-sonnet-4-5", context_window=16_000)
+        before.append_many(cid, coding_agent(seed=0, big_output_tokens=770).messages)
+        first = before.compactions.compact(cid, force=True)
+        assert "summarize" in [s["step"] for s in first.steps]
+        assert "summarize" in before.compactions.preview_rerun(cid).steps  # unchanged: the same steps
+    looser = Settings(database_url=database_url, thresholds=Thresholds(soft=0.9, hard=0.95))
+    with Memory(looser) as after:
+        result = after.compactions.rerun(cid)
+    assert set(result.settings_changed) == {"soft", "hard"}
+    assert "summarize" not in [s["step"] for s in result.outcome.steps]
