@@ -67,7 +67,9 @@ def turn(i: int) -> list[dict[str, Any]]:
         {"role": "user", "content": f"Step {i}: run the tests in module_{i}.py and tell me what failed."},
         {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": call, "name": "bash", "input": {"command": f"pytest m{i}"}}],
+            "content": [
+                {"type": "tool_use", "id": call, "name": "bash", "input": {"command": f"pytest m{i}"}}
+            ],
         },
         {
             "role": "user",

@@ -4,8 +4,8 @@ replaces, says which settings changed since, and its dry run shows the live cont
 from __future__ import annotations
 
 from sleepcompact import Memory, Settings
-from sleepcompact.domain.budget import Thresholds
 from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.domain.budget import Thresholds
 
 
 def _llm_free(mem: Memory) -> tuple[str, str]:

@@ -130,7 +130,9 @@ class ReliabilityMachine(RuleBasedStateMachine):
     def _state(self) -> dict[str, Any]:
         """The conversation's row, rows and compaction records (one read)."""
         exported = self.mem.export(self.cid).to_dict()
-        state = {key: _dumps(exported[key]) for key in ("conversation", "appended", "messages", "compactions")}
+        state = {
+            key: _dumps(exported[key]) for key in ("conversation", "appended", "messages", "compactions")
+        }
         conv = self.mem.admin.conversation(self.cid)  # the lease is not exported: read it here
         return {**state, "lease": _dumps([conv.lease_owner, str(conv.lease_expires_at)])}
 
