@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from sleepcompact.domain.errors import ConversationNotFound, TransientLLMError
 from sleepcompact.domain.journal import NewJournalEntry
@@ -137,9 +137,7 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             tokens_after=p.tokens_before,
             reason="the layout would save less than 5%; backing off",
         )
-    instructions = instructions_for(deps, loaded.conv.tenant_id, loaded.policy, request.instructions)
-    used = settings_used(deps, loaded.conv, loaded.policy, instructions)
-    tokens_after = apply(deps, loaded, p, record, summarized, used)
+    tokens_after = apply(deps, loaded, p, record, summarized, _settings(deps, loaded, request))
     if tokens_after is None:
         record_only(deps, record, "discarded", "lost race: the conversation was compacted meanwhile")
         return _done(
@@ -151,6 +149,12 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             reason="lost race: another compaction applied first; nothing written",
         )
     return _done(report, record, summarized, status="applied", tokens_after=tokens_after, reason=p.reason)
+
+
+def _settings(deps: Dependencies, loaded: Loaded, request: CompactRequest) -> dict[str, Any]:
+    """The settings this compaction runs with, kept in its record (an admin re-run compares them)."""
+    instructions = instructions_for(deps, loaded.conv.tenant_id, loaded.policy, request.instructions)
+    return settings_used(deps, loaded.conv, loaded.policy, instructions)
 
 
 def load_snapshot(deps: Dependencies, conversation_id: str, request: CompactRequest) -> Loaded:
