@@ -1,0 +1,50 @@
+"""Placeholders and overlapping secrets, where mutation testing found the suite blind (docs/mutation.md).
+
+A placeholder's number is keyed by the deployment's key and the scope, so it is the same in every process
+and release (stored summaries and later calls keep correlating); secrets and scopes carrying a lone
+surrogate (valid JSON text) are redacted, not a crash; overlapping findings of one secret become one
+placeholder while adjacent secrets keep one each.
+"""
+
+from __future__ import annotations
+
+from sleepcompact.adapters.redaction import Redactor, _merged
+
+KEY = b"k" * 32
+TOKEN = "ghp_" + "a" * 36
+
+
+def test_placeholder_numbers_are_the_same_for_the_same_key_scope_and_secret() -> None:
+    assert (
+        Redactor(key=KEY, scope="conv_1").redact(f"token {TOKEN}") == "token [REDACTED:github_token:523808]"
+    )
+    assert (
+        Redactor(key=KEY, scope="conv_2").redact(f"token {TOKEN}") != "token [REDACTED:github_token:523808]"
+    )
+    assert (
+        Redactor(key=KEY, scope="conv_1").redact("AKIAIOSFODNN7EXAMPLE") == "[REDACTED:aws_access_key:763251]"
+    )
+
+
+def test_lone_surrogates_in_a_secret_or_a_scope_are_redacted() -> None:
+    redactor = Redactor(key=KEY, scope="conv_1")
+    assert redactor.redact("password=hunter2\ud800x more") == "password=[REDACTED:password:707406] more"
+    assert (
+        Redactor(key=KEY, scope="conv\ud800").redact(f"token {TOKEN}")
+        == "token [REDACTED:github_token:889278]"
+    )
+
+
+def test_overlapping_findings_merge_and_adjacent_ones_do_not() -> None:
+    text = "0123456789abcdef"
+    # A finding covering another whole keeps its own kind and secret, in whatever order they came.
+    covering = [(2, 6, "inner", "x"), (0, 10, "outer", "decoded")]
+    assert _merged(covering, text) == [(0, 10, "outer", "decoded")]
+    # Two findings overlapping in part become their union, named by the first, with the raw text.
+    assert _merged([(4, 9, "b", "y"), (0, 6, "a", "x")], text) == [(0, 9, "a", "012345678")]
+    # Same start: the longer one wins.
+    assert _merged([(0, 4, "short", "s"), (0, 8, "long", "l")], text) == [(0, 8, "long", "l")]
+    # Findings that only touch stay two placeholders.
+    assert _merged([(4, 8, "b", "y"), (0, 4, "a", "x")], text) == [(0, 4, "a", "x"), (4, 8, "b", "y")]
+    # One ending where a longer overlapping one ends is absorbed, not extended.
+    assert _merged([(0, 8, "a", "x"), (3, 8, "b", "y")], text) == [(0, 8, "a", "x")]

@@ -1,0 +1,71 @@
+"""Night boundaries and tick keys where mutation testing found the suite blind (docs/mutation.md).
+
+Every sweep of one night must compute the same night and the same key, whatever the second it runs at
+and whatever the time zone of the host; a conversation is due exactly when the rule says.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sleepcompact.domain.schedule import idle_key, night_of, not_due_tonight, request_key
+
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+@pytest.fixture
+def host_in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone set to UTC+9 (a worker on a host not set to UTC)."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_sweep_seconds_after_the_sweep_time_starts_the_night_on_the_minute() -> None:
+    now = datetime(2026, 3, 10, 3, 30, 41, 123456, tzinfo=NEW_YORK)
+    night = night_of(now, "America/New_York", 3, 30)
+    assert night.start == datetime(2026, 3, 10, 7, 30, tzinfo=UTC)
+    assert night.key == "night-2026-03-10"
+
+
+def test_before_the_sweep_time_the_night_is_yesterdays_at_the_local_hour_and_minute() -> None:
+    now = datetime(2026, 1, 15, 2, 10, 5, tzinfo=NEW_YORK)
+    night = night_of(now, "America/New_York", 3, 30)
+    assert night.start == datetime(2026, 1, 14, 8, 30, tzinfo=UTC)  # 03:30 EST the day before
+    assert night.key == "night-2026-01-14"
+
+
+def test_the_night_is_the_same_on_a_host_in_another_time_zone(host_in_tokyo: None) -> None:
+    now = datetime(2026, 1, 15, 2, 10, 5, tzinfo=NEW_YORK)
+    night = night_of(now, "America/New_York", 3, 30)
+    assert night.start == datetime(2026, 1, 14, 8, 30, tzinfo=UTC)
+    assert night.start.utcoffset() == timedelta(0)
+
+
+def test_tick_keys_name_utc_whatever_the_hosts_time_zone(host_in_tokyo: None) -> None:
+    moment = datetime(2026, 11, 24, 23, 15, 7, 250000, tzinfo=UTC)
+    assert idle_key(moment) == "idle-20261124T231507.250000"
+    assert request_key(moment) == "request-20261124T231507.250000"
+
+
+def test_a_conversation_created_exactly_at_the_sweep_time_waits_for_the_next_night() -> None:
+    start = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
+    reason = not_due_tonight(start, start, None, start)
+    assert reason is not None and "due from the next night" in reason
+    assert not_due_tonight(start - timedelta(microseconds=1), start, None, start) is None
+
+
+def test_activity_at_the_very_instant_of_the_last_sleep_is_not_new_activity() -> None:
+    night = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
+    slept = night - timedelta(days=1)
+    created = slept - timedelta(days=3)
+    reason = not_due_tonight(created, slept, slept, night)
+    assert reason is not None and reason.startswith("no activity since its last sleep")
+    assert not_due_tonight(created, slept + timedelta(microseconds=1), slept, night) is None
