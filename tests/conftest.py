@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from sleepcompact import Memory
 from tests.support.servers import PostgresServer, start_postgres, start_redis
 
 
@@ -56,6 +57,16 @@ def _sqlite_url(tmp_path: Path) -> str:
 def sqlite_url(tmp_path: Path) -> str:
     """SQLAlchemy URL of a fresh, empty SQLite database file for this test."""
     return _sqlite_url(tmp_path)
+
+
+@pytest.fixture
+def sqlite_memory(sqlite_url: str) -> Iterator[Memory]:
+    """A Memory on a fresh, migrated SQLite database only."""
+    mem = Memory(database_url=sqlite_url, auto_migrate=True)
+    try:
+        yield mem
+    finally:
+        mem.close()
 
 
 @pytest.fixture(params=_database_backends())

@@ -22,16 +22,6 @@ def memory(database_url: str) -> Iterator[Memory]:
         mem.close()
 
 
-@pytest.fixture
-def sqlite_memory(sqlite_url: str) -> Iterator[Memory]:
-    """A Memory on a fresh, migrated SQLite database only."""
-    mem = Memory(database_url=sqlite_url, auto_migrate=True)
-    try:
-        yield mem
-    finally:
-        mem.close()
-
-
 def snapshot(mem: Memory) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table, sorted: two equal snapshots mean nothing was written."""
     out: dict[str, list[tuple[Any, ...]]] = {}

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from sleepcompact import Memory
 
 
 @pytest.fixture
-def mem(sqlite_url: str) -> Iterator[Memory]:
-    """A Memory on a fresh, migrated SQLite file (``sqlite_url``), closed after the test."""
-    memory = Memory(database_url=sqlite_url, auto_migrate=True)
-    try:
-        yield memory
-    finally:
-        memory.close()
+def mem(sqlite_memory: Memory) -> Memory:
+    """The shared ``sqlite_memory`` (tests/conftest.py) under the short name these tests use."""
+    return sqlite_memory
