@@ -75,24 +75,28 @@ def _result_block(row: MessageRecord, *, openai: bool = False) -> dict[str, Any]
     return block
 
 
+def row_blocks(row: MessageRecord, *, openai: bool) -> list[dict[str, Any]]:
+    """One row's blocks in its turn (none: the row is left out of the request)."""
+    if row.kind == "tool_result":
+        return [_result_block(row, openai=openai)]
+    if row.role == "system":
+        # A system message mid-conversation: the API has no such role, so it travels as user text.
+        return [{"type": "text", "text": f"[system] {content_text(row.view)}"}]
+    return _blocks(row.view, openai=openai)
+
+
 def _side(row: MessageRecord) -> str:
     return "assistant" if row.role == "assistant" else "user"
 
 
-def _turns(body: Sequence[MessageRecord], *, openai: bool) -> tuple[list[dict[str, Any]], list[int]]:
+def paired_turns(body: Sequence[MessageRecord], *, openai: bool) -> tuple[list[dict[str, Any]], list[int]]:
     """The rows (in logical order, leading system rows taken out) as paired turns, and for each turn
     the index in ``body`` of the row that opened it. With ``openai``, OpenAI-only parts are kept."""
     messages: list[dict[str, Any]] = []
     starts: list[int] = []
     for i, row in enumerate(body):
         side = _side(row)
-        if row.kind == "tool_result":
-            blocks = [_result_block(row, openai=openai)]
-        elif row.role == "system":
-            # A system message mid-conversation: the API has no such role, so it travels as user text.
-            blocks = [{"type": "text", "text": f"[system] {content_text(row.view)}"}]
-        else:
-            blocks = _blocks(row.view, openai=openai)
+        blocks = row_blocks(row, openai=openai)
         if not blocks:
             continue
         if messages and messages[-1]["role"] == side:
@@ -159,7 +163,7 @@ def _ordered_call_ids(msg: dict[str, Any]) -> list[str]:
     return [str(b["id"]) for b in msg["content"] if b.get("type") == "tool_use"]
 
 
-def _simplified(msg: dict[str, Any]) -> dict[str, Any]:
+def simplified(msg: dict[str, Any]) -> dict[str, Any]:
     """A turn that is one text block is sent as a plain string, as clients usually write it."""
     content = msg["content"]
     if len(content) == 1 and content[0].get("type") == "text" and set(content[0]) == {"type", "text"}:
@@ -196,7 +200,7 @@ def history_of(rows: Sequence[MessageRecord], *, openai: bool) -> RenderedHistor
     while body and body[0].role == "system":
         parts.append(content_text(body[0].view))
         body.pop(0)
-    turns, starts = _turns(body, openai=openai)
+    turns, starts = paired_turns(body, openai=openai)
     if turns and turns[0]["role"] != "user":
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": RESUMED_PLACEHOLDER}]})
         starts.insert(0, -1)
@@ -215,7 +219,7 @@ def extended(history: RenderedHistory, new: Sequence[MessageRecord]) -> Rendered
         return history_of(rows, openai=history.openai)
     body = (*history.body, *new)
     begin = history.starts[history.stable]
-    tail, tail_starts = _turns(body[begin:], openai=history.openai)
+    tail, tail_starts = paired_turns(body[begin:], openai=history.openai)
     turns = [*history.turns[: history.stable], *tail]
     starts = [*history.starts[: history.stable], *(s + begin for s in tail_starts)]
     return _assembled(history.openai, rows, history.system_parts, body, turns, starts, history)
@@ -239,13 +243,7 @@ def _assembled(
     marked = [i for i in prev.marked if i < cut] if prev is not None else []
     for turn in turns[keep:]:
         offsets.append(len(sent))
-        simple = _simplified(turn)
-        for msg in openai_turn(simple) if openai else (simple,):
-            if has_marker(msg):
-                marked.append(len(sent))
-            sent.append(msg)
-            a, b = request_weight(msg)
-            weights.append((weights[-1][0] + a, weights[-1][1] + b))
+        add_turn(turn, openai, sent, weights, marked)
     offsets.append(len(sent))
     stable = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "assistant"), -1)
     return RenderedHistory(
@@ -261,6 +259,23 @@ def _assembled(
         tuple(marked),
         stable,
     )
+
+
+def add_turn(
+    turn: dict[str, Any],
+    openai: bool,
+    sent: list[dict[str, Any]],
+    weights: list[tuple[int, int]],
+    marked: list[int],
+) -> None:
+    """Append one turn's messages as sent, their running weights and where they carry a marker."""
+    simple = simplified(turn)
+    for msg in openai_turn(simple) if openai else (simple,):
+        if has_marker(msg):
+            marked.append(len(sent))
+        sent.append(msg)
+        a, b = request_weight(msg)
+        weights.append((weights[-1][0] + a, weights[-1][1] + b))
 
 
 def has_marker(msg: dict[str, Any]) -> bool:
@@ -299,7 +314,7 @@ def finish(
     attachments, size = history.weights[-1]
     lengths: dict[int, int] = {}
     for i in sorted(changed, reverse=True):  # from the end, so earlier offsets stay right
-        simple = _simplified({"role": turns[i]["role"], "content": changed[i]})
+        simple = simplified({"role": turns[i]["role"], "content": changed[i]})
         new = openai_turn(simple) if history.openai else [simple]
         lo, hi = history.offsets[i], history.offsets[i + 1]
         for old in messages[lo:hi]:

@@ -8,7 +8,7 @@ in place; ``sleepcompact.domain.ladder.plan`` decides which steps run, in which 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
@@ -36,6 +36,30 @@ class RowChange:
     live_content: Content | None
     live_tokens: int
     step: str
+
+
+def rows_after(
+    rows: Sequence[MessageRecord], changes: Sequence[RowChange], compaction_id: str
+) -> list[MessageRecord]:
+    """The live rows once ``changes`` are applied, in the same order: archived rows gone, the others
+    with the live view, tokens and compaction the apply writes (``CompactionRepository.apply_changes``)."""
+    by_id = {c.message_id: c for c in changes}
+    out: list[MessageRecord] = []
+    for row in rows:
+        change = by_id.get(row.id)
+        if change is None:
+            out.append(row)
+        elif change.state != "archived":
+            out.append(
+                replace(
+                    row,
+                    state=change.state,
+                    live_content=change.live_content,
+                    live_tokens=change.live_tokens,
+                    compaction_id=compaction_id,
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from functools import partial
 from typing import Any, Literal
 
@@ -26,10 +27,12 @@ from sleepcompact.domain.ladder import Plan, Policy, Snapshot, conversation_poli
 from sleepcompact.domain.messages import content_text, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
 from sleepcompact.domain.records import CompactionRecord, MessageRecord
+from sleepcompact.domain.steps import rows_after
 from sleepcompact.ports import Dependencies, Summarizer
 from sleepcompact.services import compaction_hooks
 from sleepcompact.services.compaction_settings import settings_used
 from sleepcompact.services.compaction_writes import (
+    Applied,
     Loaded,
     Summarized,
     apply,
@@ -69,14 +72,19 @@ class CompactRequest:
     deadline: float | None = None
     summarizer: Summarizer | None = None
     live: LiveRows | None = None
+    # Called after a successful apply with the live rows as it left them (the guard renders the
+    # compacted call from them instead of reading them back); only with ``live``, see ``_after``.
+    on_applied: Callable[[LiveRows], None] | None = None
 
 
 @dataclass(frozen=True)
 class LiveRows:
     """Live rows the caller already read (the guard's rendering), and the snapshot they belong to: used
-    instead of reading them again when the conversation is still at that epoch and ``next_seq``."""
+    instead of reading them again when the conversation (the same one: ``created_at``) is still at that
+    epoch and ``next_seq``."""
 
     epoch: int
+    created_at: datetime
     next_seq: int
     rows: tuple[MessageRecord, ...]
 
@@ -137,8 +145,8 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             tokens_after=p.tokens_before,
             reason="the layout would save less than 5%; backing off",
         )
-    tokens_after = apply(deps, loaded, p, record, summarized, _settings(deps, loaded, request))
-    if tokens_after is None:
+    applied = apply(deps, loaded, p, record, summarized, _settings(deps, loaded, request))
+    if applied is None:
         record_only(deps, record, "discarded", "lost race: the conversation was compacted meanwhile")
         return _done(
             report,
@@ -148,7 +156,28 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             tokens_after=p.tokens_before,
             reason="lost race: another compaction applied first; nothing written",
         )
-    return _done(report, record, summarized, status="applied", tokens_after=tokens_after, reason=p.reason)
+    if request.on_applied is not None and (after := _after(loaded, p, record.id, applied)) is not None:
+        request.on_applied(after)
+    return _done(
+        report, record, summarized, status="applied", tokens_after=applied.tokens_after, reason=p.reason
+    )
+
+
+def _after(loaded: Loaded, p: Plan, compaction_id: str, applied: Applied) -> LiveRows | None:
+    """The live rows as the apply left them, without reading them back: the snapshot's rows with the
+    plan's changes, then the summary row. None when rows were appended between the snapshot and the
+    apply and the summary's seq comes after them (the list would miss them): the caller reads instead.
+    Without a summary, rows appended meanwhile have seqs from the snapshot's ``next_seq`` on, which is
+    where a reader of the returned rows goes on from."""
+    conv = loaded.conv
+    rows = rows_after(loaded.snapshot.rows, p.changes, compaction_id)
+    next_seq = conv.next_seq
+    if applied.summary is not None:
+        if applied.summary.seq != next_seq:
+            return None
+        rows.append(applied.summary)
+        next_seq += 1
+    return LiveRows(applied.epoch, conv.created_at, next_seq, tuple(rows))
 
 
 def _settings(deps: Dependencies, loaded: Loaded, request: CompactRequest) -> dict[str, Any]:
@@ -166,7 +195,8 @@ def load_snapshot(deps: Dependencies, conversation_id: str, request: CompactRequ
         if conv is None:
             raise ConversationNotFound(conversation_id)
         live = request.live
-        if live is not None and (live.epoch, live.next_seq) == (conv.compaction_epoch, conv.next_seq):
+        held = (conv.compaction_epoch, conv.created_at, conv.next_seq)
+        if live is not None and (live.epoch, live.created_at, live.next_seq) == held:
             rows = live.rows
         else:
             rows = tuple(uow.conversations.live_messages(conversation_id))

@@ -52,6 +52,16 @@ class Summarized:
     folded: list[NewJournalEntry] | None = None
 
 
+@dataclass(frozen=True)
+class Applied:
+    """What an apply wrote: the live tokens after it, the epoch it moved the conversation to, and the
+    summary row as stored (read back in the same transaction), if it wrote one."""
+
+    tokens_after: int
+    epoch: int
+    summary: MessageRecord | None
+
+
 def build_record(
     loaded: Loaded, p: Plan, trigger: str, summarized: Summarized | None, started: float
 ) -> CompactionRecord:
@@ -103,10 +113,10 @@ def apply(
     record: CompactionRecord,
     summarized: Summarized | None,
     settings: dict[str, Any] | None = None,
-) -> int | None:
+) -> Applied | None:
     """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
-    summary message, the compaction record, the journal entries and the calibration. Returns the live
-    tokens after, or None when the race was lost (nothing written)."""
+    summary message, the compaction record, the journal entries and the calibration. Returns what it
+    wrote, or None when the race was lost (nothing written)."""
     conversation_id = loaded.conv.id
     # Journaled facts are redacted before the transaction (CPU work on every folded row, no lock held).
     content = summarized.content if summarized else None
@@ -124,7 +134,7 @@ def apply(
             return None
         now = utcnow()
         prior = uow.compactions.apply_changes(record.id, p.changes)
-        summary_id = _add_summary(uow, record, summarized, bool(live_flags), now) if summarized else None
+        summary = _add_summary(uow, record, summarized, bool(live_flags), now) if summarized else None
         tokens_after, _ = uow.conversations.recount(conversation_id)
         meta: dict[str, Any] = {
             "prior": prior,
@@ -135,7 +145,7 @@ def apply(
         if settings is not None:
             meta["settings"] = settings  # what an admin re-run compares today's settings with
         uow.compactions.add(
-            replace(record, summary_message_id=summary_id, tokens_after=tokens_after),
+            replace(record, summary_message_id=summary.id if summary else None, tokens_after=tokens_after),
             meta={**meta, "reason": p.reason},
         )
         uow.memories.add_entries(entries, now)
@@ -146,13 +156,14 @@ def apply(
                 model_family(result.model), result.counted_input_tokens, result.input_tokens, now, default
             )
         uow.commit()
-    return tokens_after
+    return Applied(tokens_after, loaded.conv.compaction_epoch + 1, summary)
 
 
 def _add_summary(
     uow: UnitOfWork, record: CompactionRecord, summarized: Summarized, flagged: bool, now: datetime
-) -> int:
-    """Write the summary message (a user-side ``summary`` row after every seq so far); its id."""
+) -> MessageRecord:
+    """Write the summary message (a user-side ``summary`` row after every seq so far); the row as stored
+    (one indexed read: the guard renders the compacted context from it without reloading the rest)."""
     conversation_id = record.conversation_id
     seq = uow.conversations.reserve_seqs(conversation_id, 1, 0, 0, now, activity=False)
     assert seq is not None
@@ -167,7 +178,7 @@ def _add_summary(
         seq, 0, "user", "summary", summarized.content, None, None, None, summarized.tokens, metadata=meta
     )
     (summary_id,) = uow.conversations.add_messages(conversation_id, [row], now)
-    return summary_id
+    return next(r for r in uow.conversations.live_messages(conversation_id, seq) if r.id == summary_id)
 
 
 def input_hash(rows: tuple[MessageRecord, ...]) -> str:

@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from sleepcompact.domain.attachments import MAX_IMAGES_PER_REQUEST, MAX_REQUEST_BYTES, request_weight
@@ -31,12 +32,14 @@ from sleepcompact.domain.errors import (
 from sleepcompact.domain.guard import Action, Check, decide
 from sleepcompact.domain.json_shapes import json_problem
 from sleepcompact.domain.recall_tools import anthropic_tools, openai_tools
+from sleepcompact.domain.render_cache import CachedRendering
+from sleepcompact.domain.rerendering import recompacted
 from sleepcompact.domain.schedule import request_key
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, TokenCounter
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.compaction import CompactRequest, LiveRows, compact
-from sleepcompact.services.context import ContextView, RenderFormat, budget_for, render_context
+from sleepcompact.services.context import ContextView, RenderFormat, anchor_text, budget_for, render_context
 from sleepcompact.services.outcomes import CompactionOutcome
 from sleepcompact.services.prepared import PreparedContext
 from sleepcompact.telemetry import emit
@@ -172,7 +175,7 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
     # them their whole allowance, or they would push the compacted call back over the window.
     recall = max(view.recall_tokens, view.recall_reserve)
     reserved = budget.effective(call.fixed + view.memory_tokens + recall)
-    outcome = _compact_now(deps, call.conversation_id, reserved, call.deadline, _live_rows(deps, call))
+    outcome = _compact_now(deps, call, reserved)
     after = _render(deps, call)
     compaction = outcome.status if outcome else None
     if after.tokens > budget.usable:
@@ -256,35 +259,46 @@ def _request_sleep(deps: Dependencies, conversation_id: str) -> None:
             log.warning("guard_enqueue_failed", conversation_id=conversation_id, error=type(exc).__name__)
 
 
-def _live_rows(deps: Dependencies, call: _Call) -> LiveRows | None:
-    """The rows the rendering just read (the compaction plans on them if nothing changed meanwhile)."""
-    cached = deps.render_cache.get(call.conversation_id, call.fmt == "openai")
-    return LiveRows(cached.epoch, cached.next_seq, cached.history.rows) if cached is not None else None
+def _compact_now(deps: Dependencies, call: _Call, reserved: int) -> CompactionOutcome | None:
+    """Take the lease (waiting a bounded time for a worker that holds it), then compact as an emergency.
 
-
-def _compact_now(
-    deps: Dependencies, conversation_id: str, reserved: int, deadline: float, live: LiveRows | None = None
-) -> CompactionOutcome | None:
-    """Take the lease (waiting a bounded time for a worker that holds it), then compact as an emergency."""
+    The compaction plans on the rows the call's rendering just read, and the rows it leaves are
+    rendered into the cache (``_seed``), so the call after it reads nothing back but its epoch."""
+    cid = call.conversation_id
     owner = f"guard:{uuid.uuid4().hex}"
-    got, reused = _wait_for_lease(deps, conversation_id, owner, deadline)
+    got, reused = _wait_for_lease(deps, cid, owner, call.deadline)
     if reused is not None:
         return reused
+    cached = deps.render_cache.get(cid, call.fmt == "openai")
     try:
         request = CompactRequest(
             trigger="emergency",
             fallback=True,
             factors=deps.factors(),
             reserved_tokens=reserved,
-            deadline=deadline,
-            live=live,
+            deadline=call.deadline,
+            live=None if cached is None else _live(cached),
+            on_applied=None if cached is None else partial(_seed, deps, cid, cached),
         )
-        return compact(deps, conversation_id, request)
+        return compact(deps, cid, request)
     finally:
         if got:
             with deps.uow() as uow:
-                uow.ticks.release_lease(conversation_id, owner)
+                uow.ticks.release_lease(cid, owner)
                 uow.commit()
+
+
+def _live(cached: CachedRendering) -> LiveRows:
+    return LiveRows(cached.epoch, cached.created_at, cached.next_seq, cached.history.rows)
+
+
+def _seed(deps: Dependencies, conversation_id: str, before: CachedRendering, after: LiveRows) -> None:
+    """Cache the rendering of the rows a compaction left (it re-renders only the turns it changed)."""
+    history = recompacted(before.history, after.rows)
+    entry = CachedRendering(
+        after.epoch, after.created_at, after.next_seq, history, *anchor_text(history.rows)
+    )
+    deps.render_cache.put(conversation_id, history.openai, entry)
 
 
 def _wait_for_lease(

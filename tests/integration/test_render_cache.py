@@ -127,3 +127,56 @@ def test_a_cached_call_carries_what_another_process_just_appended(
     after = cached.prepare_context(cid).messages
     assert after[: len(before) - 1] == before[:-1]
     assert "deploy it to staging" in json.dumps(after[-1])
+
+
+def _kind(mem: Memory, cid: str, compaction_id: str | None) -> str:
+    record = next(c for c in mem.compactions.history(cid) if c.id == compaction_id)
+    return "summarize" if any(s["step"] == "summarize" for s in record.steps) else "llm-free"
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+def test_the_call_after_an_emergency_compaction_is_what_a_fresh_rendering_sends(
+    views: tuple[Memory, Memory, Writer], fmt: str
+) -> None:
+    """The emergency path renders the compacted rows from memory, re-rendering only the turns the
+    compaction changed (issue 18, item 2): the call it returns, and every call after it, are what a
+    process with no cache renders from the database."""
+    cached, fresh, _ = views
+    cid = cached.create_conversation("claude-sonnet-4-5", context_window=6_000)
+    kinds = set()
+    for i in range(30):
+        cached.append_many(cid, turn(i))
+        a = cached.prepare_context(cid, system=SYSTEM, tools=TOOLS, fmt=fmt)  # type: ignore[arg-type]
+        b = fresh.prepare_context(cid, system=SYSTEM, tools=TOOLS, fmt=fmt)  # type: ignore[arg-type]
+        assert json.dumps(a.request(), sort_keys=True) == json.dumps(b.request(), sort_keys=True)
+        assert a.tokens == b.tokens
+        if a.action == "emergency_compacted":
+            assert b.action == "none"
+            kinds.add(_kind(cached, cid, a.compaction_id))
+    assert kinds == {"summarize", "llm-free"}
+
+
+def test_rows_another_process_appends_while_the_guard_compacts_are_in_its_call(
+    views: tuple[Memory, Memory, Writer],
+) -> None:
+    """Between the guard's plan and its apply, another process appends: the compacted call carries
+    that message too, with a summary (its seq comes after it) and without one."""
+    cached, fresh, write = views
+    cid = cached.create_conversation("claude-sonnet-4-5", context_window=6_000)
+    said: list[str] = []
+
+    @cached.hooks.before_compaction
+    def meanwhile(event: Any) -> None:
+        said.append(f"meanwhile {len(said)}: also check the docs")
+        write("append", event.conversation_id, messages=[{"role": "user", "content": said[-1]}])
+
+    kinds = set()
+    for i in range(30):
+        cached.append_many(cid, turn(i))
+        a = cached.prepare_context(cid, system=SYSTEM, tools=TOOLS)
+        if a.action == "emergency_compacted":
+            kinds.add(_kind(cached, cid, a.compaction_id))
+            assert said[-1] in json.dumps(a.request())
+            b = fresh.prepare_context(cid, system=SYSTEM, tools=TOOLS)
+            assert json.dumps(a.request(), sort_keys=True) == json.dumps(b.request(), sort_keys=True)
+    assert kinds == {"summarize", "llm-free"}
