@@ -72,6 +72,9 @@ class NullQueue:
     def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
         self.sent += 1
 
+    def enqueue_ticks(self, ticks: Sequence[tuple[str, str]]) -> None:
+        self.sent += len(ticks)
+
 
 @dataclass(frozen=True)
 class Row:

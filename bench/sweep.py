@@ -137,26 +137,42 @@ def fixed_due(server: object, tmp: str) -> list[str]:
 
 
 def enqueue_redis(n: int = 10_000) -> list[str]:
-    """Enqueueing ``n`` ticks to Redis through the producer the sweeps use (one publish each)."""
-    from sleepcompact.adapters.queue import CeleryQueue
+    """Enqueueing ``n`` ticks to Redis through the producer the sweeps use: one publish each (the old
+    way) against ``enqueue_ticks`` (pipelined batches), each into an empty Redis database."""
+    import redis as redis_client
+
+    from sleepcompact.adapters.queue import PUBLISH_BATCH, CeleryQueue
     from sleepcompact.config import Settings
     from tests.support.servers import start_redis
 
-    redis = start_redis(Path(tempfile.mkdtemp(prefix="sc-sweep-redis-")))
+    server = start_redis(Path(tempfile.mkdtemp(prefix="sc-sweep-redis-")))
+    ticks = [(f"conv_{i:016x}", "nightly-2026-11-24") for i in range(n)]
+    took: dict[str, float] = {}
     try:
-        queue = CeleryQueue(Settings(broker_url=redis.url))
-        queue.enqueue_tick("conv_warmup", "warmup")
-        start = time.perf_counter()
-        for i in range(n):
-            queue.enqueue_tick(f"conv_{i:016x}", "nightly-2026-11-24")
-        took = time.perf_counter() - start
-        queue.close()
+        for db, how in ((1, "one publish each"), (2, f"batches of {PUBLISH_BATCH}")):
+            url = server.url.rsplit("/", 1)[0] + f"/{db}"
+            queue = CeleryQueue(Settings(broker_url=url))
+            queue.enqueue_tick("conv_warmup", "warmup")
+            start = time.perf_counter()
+            if db == 1:
+                for conversation_id, key in ticks:
+                    queue.enqueue_tick(conversation_id, key)
+            else:
+                queue.enqueue_ticks(ticks)
+            took[how] = time.perf_counter() - start
+            queue.close()
+            assert redis_client.Redis.from_url(url).llen("sleep") == n + 1
     finally:
-        redis.stop()
-    return [
+        server.stop()
+    lines = [
         "",
-        f"Enqueue of {n:,} ticks to Redis (loopback), one publish each: {took:.2f} s ({n / took:,.0f}/s)",
+        f"Enqueue of {n:,} ticks to Redis (loopback):",
+        "",
+        "| how | s | ticks/s |",
+        "|---|---:|---:|",
     ]
+    lines += [f"| {how} | {t:.2f} | {n / t:,.0f} |" for how, t in took.items()]
+    return lines
 
 
 def main() -> None:

@@ -182,3 +182,6 @@ class _NoQueue(TaskQueue):
 
     def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
         """Drop the tick."""
+
+    def enqueue_ticks(self, ticks: Sequence[tuple[str, str]]) -> None:
+        """Drop the ticks."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from sleepcompact.bootstrap import Container
@@ -86,3 +86,8 @@ class InlineQueue:
     def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
         """Run the tick now and keep its result."""
         self.results[conversation_id] = self._run(conversation_id, tick_key)
+
+    def enqueue_ticks(self, ticks: Sequence[tuple[str, str]]) -> None:
+        """Run each tick now, in order."""
+        for conversation_id, tick_key in ticks:
+            self.enqueue_tick(conversation_id, tick_key)

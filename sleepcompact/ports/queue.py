@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 
@@ -10,4 +11,9 @@ class TaskQueue(Protocol):
 
     def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
         """Send one ``sleepcompact.sleep_tick`` (on the ``emergency`` queue when ``urgent``)."""
+        ...
+
+    def enqueue_ticks(self, ticks: Sequence[tuple[str, str]]) -> None:
+        """Send a sweep's ``(conversation_id, tick_key)`` ticks to the ``sleep`` queue, in as few round
+        trips as the broker allows."""
         ...

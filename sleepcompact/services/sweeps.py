@@ -99,8 +99,8 @@ def _send(
         fresh = uow.ticks.queue(orders, now)
         uow.commit()
     # Enqueue after commit: a worker that picks the message up at once must find the queued tick.
-    for conversation_id, key in fresh:
-        queue.enqueue_tick(conversation_id, key)
+    queue.enqueue_ticks(fresh)
+    for _, key in fresh:
         report.tick_keys[key] = report.tick_keys.get(key, 0) + 1
     report.enqueued += len(fresh)
     report.already_queued += len(orders) - len(fresh)
@@ -119,8 +119,7 @@ def _requeue_stale(deps: Dependencies, queue: TaskQueue, now: datetime, report: 
         stale = uow.ticks.stale(queued_before, running_before, settings.sweep_batch_size)
         uow.ticks.requeue(stale, now)
         uow.commit()
-    for conversation_id, key in stale:
-        queue.enqueue_tick(conversation_id, key)
+    queue.enqueue_ticks(stale)
     report.requeued += len(stale)
 
 

@@ -6,6 +6,8 @@ selection rules so each can be checked against a database directly.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class RecordingQueue:
     """Keeps every (conversation_id, tick_key) enqueued, in order."""
@@ -19,3 +21,7 @@ class RecordingQueue:
         self.sent.append((conversation_id, tick_key))
         if urgent:
             self.urgent.append((conversation_id, tick_key))
+
+    def enqueue_ticks(self, ticks: Sequence[tuple[str, str]]) -> None:
+        """Record a sweep's ticks, in order."""
+        self.sent.extend(ticks)
