@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import date, datetime
-from typing import Any, Literal, overload
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from sleepcompact.bootstrap import Container, bootstrap
 from sleepcompact.config import Settings
@@ -20,7 +21,6 @@ from sleepcompact.domain.guard import Check
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.messages import MessageFormat
 from sleepcompact.domain.recall_tools import tool_definitions
-from sleepcompact.facade import Admin, Compactions, Journal, Memories, Sleep
 from sleepcompact.facade.moved import Moved, dicts, old_rerun
 from sleepcompact.hooks import Hooks
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
@@ -31,6 +31,9 @@ from sleepcompact.services.history import SearchHit
 from sleepcompact.services.prepared import PreparedContext
 from sleepcompact.services.transfer import AgentExport, ConversationExport, ImportSource
 from sleepcompact.store.export_rows import SqlExportStore
+
+if TYPE_CHECKING:
+    from sleepcompact.facade import Admin, Compactions, Journal, Memories, Sleep
 
 
 class Memory:
@@ -67,11 +70,45 @@ class Memory:
             auto_migrate=auto_migrate,
         )
         self._deps: Container = deps
-        self.compactions = Compactions(deps)
-        self.journal = Journal(deps)
-        self.memories = Memories(deps)
-        self.sleep = Sleep(deps)
-        self.admin = Admin(deps, new_memory=type(self))
+
+    # The namespaces are built on first use, and their modules imported then: a process that only asks
+    # the guard (``sleepcompact check``, an agent's request path) never loads the admin's, the
+    # evaluation's or the batches' code (issue 18, item 5: lighter start-up).
+
+    @cached_property
+    def compactions(self) -> Compactions:
+        """Compact, restore, history, re-run, Message Batches (``facade.compactions``)."""
+        from sleepcompact.facade.compactions import Compactions
+
+        return Compactions(self._deps)
+
+    @cached_property
+    def journal(self) -> Journal:
+        """The agent's journal (``facade.agent``)."""
+        from sleepcompact.facade.agent import Journal
+
+        return Journal(self._deps)
+
+    @cached_property
+    def memories(self) -> Memories:
+        """The agent's long-term memories (``facade.agent``)."""
+        from sleepcompact.facade.agent import Memories
+
+        return Memories(self._deps)
+
+    @cached_property
+    def sleep(self) -> Sleep:
+        """Sleep ticks and sweeps (``facade.sleep``)."""
+        from sleepcompact.facade.sleep import Sleep
+
+        return Sleep(self._deps)
+
+    @cached_property
+    def admin(self) -> Admin:
+        """Evaluation, report, listing, low-level access (``facade.admin``)."""
+        from sleepcompact.facade.admin import Admin
+
+        return Admin(self._deps, new_memory=type(self))
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Memory:

@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from sleepcompact.aio import AsyncMemory
 from sleepcompact.cli.common import EXIT_USER_ERROR, app, errors, memory
 
 
@@ -28,6 +27,8 @@ def mcp_server(
     Tools: search_history and read_archived (the agent's recall tools), stats, memories; each takes
     a conversation id, optional with --conversation. Needs the mcp extra (docs/integrations.md).
     """
+    from sleepcompact.aio import AsyncMemory
+
     try:
         from sleepcompact.integrations.mcp import build_server, stdout_for_protocol_only
     except ImportError as exc:

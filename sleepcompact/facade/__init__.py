@@ -6,9 +6,33 @@ low-level access). Each is a thin object over the same ``bootstrap.Container``: 
 and returns its typed result.
 """
 
-from sleepcompact.facade.admin import Admin
-from sleepcompact.facade.agent import Journal, Memories
-from sleepcompact.facade.compactions import Compactions
-from sleepcompact.facade.sleep import InlineQueue, Sleep
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sleepcompact.facade.admin import Admin
+    from sleepcompact.facade.agent import Journal, Memories
+    from sleepcompact.facade.compactions import Compactions
+    from sleepcompact.facade.sleep import InlineQueue, Sleep
 
 __all__ = ["Admin", "Compactions", "InlineQueue", "Journal", "Memories", "Sleep"]
+
+# Each namespace's module loads when its name is first used (PEP 562), as ``Memory`` builds them: the
+# request path never imports the admin's or the batches' code.
+_LAZY = {
+    "Admin": "sleepcompact.facade.admin",
+    "Compactions": "sleepcompact.facade.compactions",
+    "InlineQueue": "sleepcompact.facade.sleep",
+    "Journal": "sleepcompact.facade.agent",
+    "Memories": "sleepcompact.facade.agent",
+    "Sleep": "sleepcompact.facade.sleep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sleepcompact.facade' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

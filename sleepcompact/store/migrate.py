@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 # Alembic is imported where it is used, so `import sleepcompact` does not pay for it (about a tenth of
-# a second); building a Memory still does, to check the schema.
+# a second), nor does a Memory on a database already at head (SQLite's embedded default migrates on start).
 
 
 def alembic_config() -> Config:
@@ -48,11 +48,11 @@ def current_revision(engine: Engine) -> str | None:
 
 def upgrade(engine: Engine) -> tuple[str | None, str]:
     """Bring the database to head; idempotent. Returns (revision before, revision after)."""
-    from alembic import command
-
     before = current_revision(engine)
     if before == head_revision():
-        return before, before  # nothing to do, so no write lock to take
+        return before, before  # nothing to do, so no write lock to take (and no Alembic to import)
+    from alembic import command
+
     cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
