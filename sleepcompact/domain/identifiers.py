@@ -9,9 +9,9 @@ rule based, hence deterministic.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from typing import NamedTuple
+
+from sleepcompact.domain.memo import TextMemo
 
 _EXT = (
     "py|pyi|ipynb|js|jsx|ts|tsx|mjs|cjs|json|jsonl|md|rst|txt|yml|yaml|toml|cfg|ini|conf|env|sh|bash|go|rs"
@@ -220,40 +220,8 @@ def _scan(text: str) -> tuple[Identifier, ...]:
     return tuple(out)
 
 
-class _Memo:
-    """The identifiers of recently scanned texts, the least recently used dropped first.
-
-    A compaction scans most rows twice (for the summary, then for the journal
-    drafts), so the second scan of a text is a lookup. Bounded by entries and by
-    characters of text held: one message may be megabytes, and a worker lives long.
-    """
-
-    def __init__(self, entries: int, chars: int) -> None:
-        self._entries, self._chars, self._held = entries, chars, 0
-        self._data: OrderedDict[str, tuple[Identifier, ...]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> tuple[Identifier, ...] | None:
-        with self._lock:
-            found = self._data.get(text)
-            if found is not None:
-                self._data.move_to_end(text)
-            return found
-
-    def put(self, text: str, found: tuple[Identifier, ...]) -> None:
-        if len(text) > self._chars:
-            return
-        with self._lock:
-            if text in self._data:
-                return
-            self._data[text] = found
-            self._held += len(text)
-            while len(self._data) > self._entries or self._held > self._chars:
-                old, _found = self._data.popitem(last=False)
-                self._held -= len(old)
-
-
-_MEMO = _Memo(entries=8192, chars=16_000_000)
+# A compaction scans most rows twice (for the summary, then for the journal drafts).
+_MEMO: TextMemo[tuple[Identifier, ...]] = TextMemo(entries=8192, chars=16_000_000)
 
 
 def find_identifiers(text: str) -> tuple[Identifier, ...]:
