@@ -12,6 +12,7 @@ import re
 from collections.abc import Set
 from dataclasses import dataclass
 
+from sleepcompact.domain.memo import TextMemo
 from sleepcompact.domain.sentences import strip_lead_in
 
 # A memory's date ("[2023-04-29] ") and reporting prefix ("The user said: ", "Emily asked, still
@@ -50,6 +51,7 @@ _I_MOVED = re.compile(
 _FROM_TO = re.compile(r"\bfrom\s+(.+?)\s+to\b", re.I)
 _CLAUSE = re.compile(r"\s*(?:;|,?\s+(?:and|but|while|whereas)\s+)\s*", re.I)
 _CODE = re.compile(r"\b([A-Z][A-Z0-9]|[0-9][A-Z])\s(\d{1,4}[A-Z]?)\b")  # flight-like codes: "LH 123"
+_CONTRACTION = re.compile(r"(?:n't|'(?:s|m|re|ve|ll|d))$")
 _TOKEN = re.compile(r"[^\W_]+(?:[.:'/-][^\W_]+)*")
 _TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")
 _STOP = _set(
@@ -134,7 +136,7 @@ def _clause(text: str, marker: bool) -> _Clause:
         possessive = low.endswith("'s")
         if low.endswith("n't"):
             subject.add("not")
-        low = re.sub(r"(?:n't|'(?:s|m|re|ve|ll|d))$", "", low)
+        low = _CONTRACTION.sub("", low)
         is_first, first = first, False
         if not low or low in _STOP or low in _MARKER_WORDS:
             continue
@@ -152,8 +154,21 @@ def _clause(text: str, marker: bool) -> _Clause:
     return _Clause(subject, values, previous, keys, _STATE.search(text) is not None)
 
 
+# Consolidation analyzes every memory of the agent at every pass, and a statement never changes: a
+# repeat is a lookup (a Statement is frozen, its sets typed read-only).
+_ANALYZED: TextMemo[Statement] = TextMemo(entries=8192, chars=4_000_000)
+
+
 def analyze(content: str) -> Statement:
     """The claims of one remembered statement (its reporting prefix and lead-in dropped)."""
+    found = _ANALYZED.get(content)
+    if found is None:
+        found = _analyze(content)
+        _ANALYZED.put(content, found)
+    return found
+
+
+def _analyze(content: str) -> Statement:
     body = _PREFIX.sub("", _DATE.sub("", content.replace("’", "'").strip()))
     marker = _MARKER.search(body) is not None  # before the lead-in goes: "Actually, ..." is a marker
     body = _CODE.sub(r"\1\2", strip_lead_in(body))
