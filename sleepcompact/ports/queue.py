@@ -15,5 +15,5 @@ class TaskQueue(Protocol):
 
     def enqueue_ticks(self, ticks: Sequence[tuple[str, str]]) -> None:
         """Send a sweep's ``(conversation_id, tick_key)`` ticks to the ``sleep`` queue, in as few round
-        trips as the broker allows."""
+        trips as the broker allows (new in 0.3: a queue without it gets ``enqueue_tick`` per tick)."""
         ...

@@ -99,11 +99,24 @@ def _send(
         fresh = uow.ticks.queue(orders, now)
         uow.commit()
     # Enqueue after commit: a worker that picks the message up at once must find the queued tick.
-    queue.enqueue_ticks(fresh)
+    send_ticks(queue, fresh)
     for _, key in fresh:
         report.tick_keys[key] = report.tick_keys.get(key, 0) + 1
     report.enqueued += len(fresh)
     report.already_queued += len(orders) - len(fresh)
+
+
+def send_ticks(queue: TaskQueue, ticks: list[tuple[str, str]]) -> None:
+    """Send a sweep's ticks in one call (pipelined where the broker allows it). A queue written against
+    0.2's port has only ``enqueue_tick``: it gets them one by one, so it keeps working."""
+    if not ticks:
+        return
+    send_many = getattr(queue, "enqueue_ticks", None)
+    if send_many is not None:
+        send_many(ticks)
+        return
+    for conversation_id, key in ticks:
+        queue.enqueue_tick(conversation_id, key)
 
 
 def _requeue_stale(deps: Dependencies, queue: TaskQueue, now: datetime, report: _Tally) -> None:
@@ -119,7 +132,7 @@ def _requeue_stale(deps: Dependencies, queue: TaskQueue, now: datetime, report: 
         stale = uow.ticks.stale(queued_before, running_before, settings.sweep_batch_size)
         uow.ticks.requeue(stale, now)
         uow.commit()
-    queue.enqueue_ticks(stale)
+    send_ticks(queue, stale)
     report.requeued += len(stale)
 
 
