@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 from functools import partial
 from typing import Any, Literal
 
@@ -26,13 +25,12 @@ from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, conversation_policy, plan, with_summary_size
 from sleepcompact.domain.messages import content_text, part_tokens
 from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
-from sleepcompact.domain.records import CompactionRecord, MessageRecord
-from sleepcompact.domain.steps import rows_after
+from sleepcompact.domain.records import CompactionRecord
 from sleepcompact.ports import Dependencies, Summarizer
 from sleepcompact.services import compaction_hooks
 from sleepcompact.services.compaction_settings import settings_used
 from sleepcompact.services.compaction_writes import (
-    Applied,
+    LiveRows,
     Loaded,
     Summarized,
     apply,
@@ -40,6 +38,7 @@ from sleepcompact.services.compaction_writes import (
     build_record,
     folded_entries,
     input_hash,
+    live_after,
     record_only,
 )
 from sleepcompact.services.context import budget_for
@@ -75,18 +74,6 @@ class CompactRequest:
     # Called after a successful apply with the live rows as it left them (the guard renders the
     # compacted call from them instead of reading them back); only with ``live``, see ``_after``.
     on_applied: Callable[[LiveRows], None] | None = None
-
-
-@dataclass(frozen=True)
-class LiveRows:
-    """Live rows the caller already read (the guard's rendering), and the snapshot they belong to: used
-    instead of reading them again when the conversation (the same one: ``created_at``) is still at that
-    epoch and ``next_seq``."""
-
-    epoch: int
-    created_at: datetime
-    next_seq: int
-    rows: tuple[MessageRecord, ...]
 
 
 def compact(
@@ -127,7 +114,20 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             return outcome
         summarized = outcome
         p = with_summary_size(p, summarized.tokens)
-    record = build_record(loaded, p, request.trigger, summarized, started)
+    return _write(deps, loaded, p, request, summarized, report)
+
+
+def _write(
+    deps: Dependencies,
+    loaded: Loaded,
+    p: Plan,
+    request: CompactRequest,
+    summarized: Summarized | None,
+    report: OutcomeReporter,
+) -> CompactionOutcome:
+    """Stages 4 and 5: the record, then the apply (or the record alone, when the layout saves too little
+    or the race was lost)."""
+    record = build_record(loaded, p, request.trigger, summarized, report.started)
     saved = p.tokens_before - p.tokens_after
     # A layout chosen to fit the provider's request limits is applied even when it saves few tokens.
     if (
@@ -156,28 +156,11 @@ def _compact(deps: Dependencies, conversation_id: str, request: CompactRequest) 
             tokens_after=p.tokens_before,
             reason="lost race: another compaction applied first; nothing written",
         )
-    if request.on_applied is not None and (after := _after(loaded, p, record.id, applied)) is not None:
+    if request.on_applied is not None and (after := live_after(loaded, p, record.id, applied)) is not None:
         request.on_applied(after)
     return _done(
         report, record, summarized, status="applied", tokens_after=applied.tokens_after, reason=p.reason
     )
-
-
-def _after(loaded: Loaded, p: Plan, compaction_id: str, applied: Applied) -> LiveRows | None:
-    """The live rows as the apply left them, without reading them back: the snapshot's rows with the
-    plan's changes, then the summary row. None when rows were appended between the snapshot and the
-    apply and the summary's seq comes after them (the list would miss them): the caller reads instead.
-    Without a summary, rows appended meanwhile have seqs from the snapshot's ``next_seq`` on, which is
-    where a reader of the returned rows goes on from."""
-    conv = loaded.conv
-    rows = rows_after(loaded.snapshot.rows, p.changes, compaction_id)
-    next_seq = conv.next_seq
-    if applied.summary is not None:
-        if applied.summary.seq != next_seq:
-            return None
-        rows.append(applied.summary)
-        next_seq += 1
-    return LiveRows(applied.epoch, conv.created_at, next_seq, tuple(rows))
 
 
 def _settings(deps: Dependencies, loaded: Loaded, request: CompactRequest) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.journal import NewJournalEntry
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot
 from sleepcompact.domain.records import CompactionRecord, ConversationRecord, MessageRecord, NewMessage
+from sleepcompact.domain.steps import rows_after
 from sleepcompact.ports import Dependencies, SummaryResult, TextRedactor, UnitOfWork
 from sleepcompact.services.clock import new_id, utcnow
 
@@ -60,6 +61,35 @@ class Applied:
     tokens_after: int
     epoch: int
     summary: MessageRecord | None
+
+
+@dataclass(frozen=True)
+class LiveRows:
+    """Live rows the caller already read (the guard's rendering), and the snapshot they belong to: used
+    instead of reading them again when the conversation (the same one: ``created_at``) is still at that
+    epoch and ``next_seq``."""
+
+    epoch: int
+    created_at: datetime
+    next_seq: int
+    rows: tuple[MessageRecord, ...]
+
+
+def live_after(loaded: Loaded, p: Plan, compaction_id: str, applied: Applied) -> LiveRows | None:
+    """The live rows as the apply left them, without reading them back: the snapshot's rows with the
+    plan's changes, then the summary row. None when rows were appended between the snapshot and the
+    apply and the summary's seq comes after them (the list would miss them): the caller reads instead.
+    Without a summary, rows appended meanwhile have seqs from the snapshot's ``next_seq`` on, which is
+    where a reader of the returned rows goes on from."""
+    conv = loaded.conv
+    rows = rows_after(loaded.snapshot.rows, p.changes, compaction_id)
+    next_seq = conv.next_seq
+    if applied.summary is not None:
+        if applied.summary.seq != next_seq:
+            return None
+        rows.append(applied.summary)
+        next_seq += 1
+    return LiveRows(applied.epoch, conv.created_at, next_seq, tuple(rows))
 
 
 def build_record(

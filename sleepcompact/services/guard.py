@@ -38,7 +38,8 @@ from sleepcompact.domain.schedule import request_key
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, TokenCounter
 from sleepcompact.services.clock import utcnow
-from sleepcompact.services.compaction import CompactRequest, LiveRows, compact
+from sleepcompact.services.compaction import CompactRequest, compact
+from sleepcompact.services.compaction_writes import LiveRows
 from sleepcompact.services.context import ContextView, RenderFormat, anchor_text, budget_for, render_context
 from sleepcompact.services.outcomes import CompactionOutcome
 from sleepcompact.services.prepared import PreparedContext
