@@ -7,6 +7,7 @@ Every test runs on SQLite and PostgreSQL (``database_url``), in a fresh event lo
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import threading
 from collections import Counter
@@ -68,7 +69,10 @@ def test_every_sync_method_has_an_awaitable_twin() -> None:
         names = {
             n
             for n, v in vars(sync).items()
-            if not n.startswith("_") and n not in NOT_AWAITABLE and not isinstance(v, Moved | staticmethod)
+            if not n.startswith("_")
+            and n not in NOT_AWAITABLE
+            # The namespaces, built on first use: the next test checks each one's async twin.
+            and not isinstance(v, Moved | staticmethod | functools.cached_property)
         }
         for name in sorted(names):
             twin = getattr(proxy, name, None)
