@@ -10,6 +10,14 @@ a block boundary. Text given as a string is read as the one text block it stands
 ``cache_control`` markers are left out of the key: the provider does not count them as content, and a
 breakpoint that moves to the newest message must not break the prefix.
 
+A request that says where its breakpoints are (``Request.marks``: sleepcompact's, as ``ctx.request()``
+sends them) is read as Anthropic reads it: the previous request wrote an entry at each of its
+breakpoints, the cached part is the longest of those entries this request starts with that one of its
+own breakpoints reaches (at most ``LOOKBACK`` blocks before it), and only what lies between that and
+this request's last breakpoint is written; what follows the last breakpoint (the recalled snippets) is
+plain input. A request without marks (a baseline's rows) is read as if it carried a breakpoint at its
+end and any block boundary were an entry (OpenAI's automatic caching is close to that).
+
 ``CallLog`` follows one conversation call by call and keeps one ``CallRecord`` per call, in tokens;
 ``evaluation.cost`` prices them (the time to live is applied there, from each call's gap).
 """
@@ -23,40 +31,59 @@ from typing import Any
 
 from sleepcompact.domain.records import MessageRecord
 
+LOOKBACK = 20
+"""Blocks before a breakpoint at which Anthropic still looks for an earlier cache entry."""
+
 
 @dataclass(frozen=True)
 class Request:
-    """One call's request as blocks in send order: each block's key (a hash of its bytes) and tokens."""
+    """One call's request as blocks in send order: each block's key (a hash of its bytes) and tokens, and
+    the indexes of the blocks that carry a cache breakpoint (None: the request does not say)."""
 
     keys: tuple[int, ...] = ()
     tokens: tuple[int, ...] = ()
+    marks: tuple[int, ...] | None = None
 
     @property
     def total(self) -> int:
         """Every block's tokens."""
         return sum(self.tokens)
 
+    @property
+    def cacheable(self) -> int:
+        """Tokens up to and including the last breakpoint (every token when the request does not say)."""
+        if self.marks is None:
+            return self.total
+        return sum(self.tokens[: max(self.marks) + 1]) if self.marks else 0
+
     def shared_prefix(self, previous: Request | None) -> int:
-        """Tokens of the leading blocks identical to ``previous``'s leading blocks (0 without one)."""
+        """Tokens of the leading blocks identical to ``previous``'s leading blocks (0 without one); when
+        both say where their breakpoints are, only up to an entry ``previous`` wrote that one of this
+        request's breakpoints reaches."""
         if previous is None:
             return 0
-        shared = 0
-        for mine, theirs, tokens in zip(self.keys, previous.keys, self.tokens, strict=False):
+        same = 0
+        for mine, theirs in zip(self.keys, previous.keys, strict=False):
             if mine != theirs:
                 break
-            shared += tokens
-        return shared
+            same += 1
+        if self.marks is not None and previous.marks is not None:
+            ends = [m + 1 for m in previous.marks if m < same]  # entries: the prefix through a breakpoint
+            reached = [e for e in ends if any(0 <= b - (e - 1) < LOOKBACK for b in self.marks)]
+            same = max(reached, default=0)
+        return sum(self.tokens[:same])
 
 
 @dataclass(frozen=True)
 class CallRecord:
     """One call of a replay, as the cache saw it (tokens in the policy's counted units).
 
-    ``shared``: tokens of its prefix identical to the previous sent request (0 on a conversation's
-    first call); the time since that request is ``seconds`` (the log's clock) plus ``untimed`` gaps the
-    log gives no time for (the pricing's call gap each); ``compacted``: a compaction was applied since
-    that request; ``refused``: the call was over the usable budget, so the API refused it (not billed,
-    not cached).
+    ``shared``: tokens of its prefix the cache holds from the previous sent request (0 on a
+    conversation's first call); the time since that request is ``seconds`` (the log's clock) plus
+    ``untimed`` gaps the log gives no time for (the pricing's call gap each); ``compacted``: a compaction
+    was applied since that request; ``refused``: the call was over the usable budget, so the API refused
+    it (not billed, not cached); ``cacheable``: tokens up to its last breakpoint, what it may write
+    (None: all of them).
     """
 
     tokens: int
@@ -66,6 +93,7 @@ class CallRecord:
     compacted: bool = False
     refused: bool = False
     first: bool = False
+    cacheable: int | None = None
 
 
 class RequestBlocks:
@@ -76,9 +104,13 @@ class RequestBlocks:
         self._count = count
         self._tokens: dict[int, int] = {}
 
-    def rendered(self, system: Any, messages: Sequence[Mapping[str, Any]]) -> Request:
-        """A rendered request: the system prompt (text or blocks), then each message's content blocks."""
-        pieces: list[tuple[str, int, Any]] = []
+    def rendered(
+        self, system: Any, messages: Sequence[Mapping[str, Any]], *, marked: bool = False
+    ) -> Request:
+        """A rendered request: the system prompt (text or blocks), then each message's content blocks.
+        ``marked``: the request is sent as it is, breakpoints and all (``Request.marks``: the blocks that
+        carry a ``cache_control``; none marked means nothing is cached)."""
+        pieces: list[tuple[str, int, Any]] = []  # role, place in its message, block
         if system:
             pieces.extend(("system", i, b) for i, b in enumerate(_as_blocks(system)))
         for message in messages:
@@ -97,7 +129,10 @@ class RequestBlocks:
                 self._tokens[key] = self._count(_text(block))
             keys.append(key)
             tokens.append(self._tokens[key])
-        return Request(tuple(keys), tuple(tokens))
+        if not marked:
+            return Request(tuple(keys), tuple(tokens))
+        marks = tuple(i for i, (_, _, block) in enumerate(pieces) if _is_marked(block))
+        return Request(tuple(keys), tuple(tokens), marks)
 
 
 def rows_request(rows: Iterable[MessageRecord]) -> Request:
@@ -118,6 +153,10 @@ def _as_blocks(content: Any) -> list[Any]:
     if isinstance(content, list):
         return content
     return [{"type": "text", "text": content}] if content else []
+
+
+def _is_marked(block: Any) -> bool:
+    return isinstance(block, Mapping) and "cache_control" in block
 
 
 def _unmarked(block: Any) -> Any:
@@ -165,14 +204,16 @@ class CallLog:
         total = request.total if tokens is None else tokens
         first = self._previous is None
         shared = request.shared_prefix(self._previous)
+        cacheable = None if request.marks is None else request.cacheable
         if tokens is not None and request.total:
             shared = round(shared * tokens / request.total)
+            cacheable = None if cacheable is None else round(cacheable * tokens / request.total)
         # A refused call is neither billed nor cached: the next call is compared with the last one sent,
         # and the time and the compactions since then add up.
         seconds = self._seconds + (gap or 0.0)
         untimed = self._untimed + int(gap is None)
         compacted_since = (self._compacted or compacted) and not first
-        record = CallRecord(total, shared, seconds, untimed, compacted_since, refused, first)
+        record = CallRecord(total, shared, seconds, untimed, compacted_since, refused, first, cacheable)
         self.calls.append(record)
         if refused:
             self._seconds, self._untimed, self._compacted = seconds, untimed, compacted_since

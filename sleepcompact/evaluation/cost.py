@@ -3,10 +3,12 @@
 Every call (one per assistant message) sends its whole request. With caching on, the part that is a
 prefix of the previous request (``evaluation.cache``) is a cache read at ``read_multiplier`` times the
 input price, if that request was sent within the cache's time to live; the rest is a cache write at
-``write_multiplier`` (Anthropic: 0.1x and 1.25x for the 5-minute cache, 2x to write the 1-hour one). A
-request under ``min_cacheable`` tokens is not cached at all and costs the plain price (Anthropic's
-minimum for Sonnet-class models). The no-cache figures price every input token at 1x. The agent's own
-output is left out: every policy replays the same assistant messages, so it costs them all the same.
+``write_multiplier`` (Anthropic: 0.1x and 1.25x for the 5-minute cache, 2x to write the 1-hour one), up
+to the request's last breakpoint when it says where they are; what follows that breakpoint is plain
+input. A request whose cacheable part is under ``min_cacheable`` tokens is not cached at all and costs
+the plain price (Anthropic's minimum for Sonnet-class models). The no-cache figures price every input
+token at 1x. The agent's own output is left out: every policy replays the same assistant messages, so
+it costs them all the same.
 
 The summarizer pays its input and output at full price when it compacts on the request path (an
 emergency: the call waits for it), and at ``batch_discount`` of it when a sleep tick compacts (it runs
@@ -173,10 +175,12 @@ def price(calls: Iterable[CallRecord], summarizer: SummarizerTokens, pricing: Pr
 
 
 def _cached(call: CallRecord, pricing: Pricing) -> tuple[int, int]:
-    """The call's tokens read from the cache and written to it (the rest is plain input)."""
-    if not pricing.cache or call.tokens < pricing.min_cacheable:
+    """The call's tokens read from the cache and written to it (the rest, and what follows its last
+    breakpoint, is plain input)."""
+    cacheable = call.tokens if call.cacheable is None else min(call.cacheable, call.tokens)
+    if not pricing.cache or cacheable < pricing.min_cacheable:
         return 0, 0
     gap = call.seconds + call.untimed * pricing.call_gap
     alive = not call.first and gap <= pricing.ttl_seconds
-    hit = min(call.shared, call.tokens) if alive and call.shared >= pricing.min_cacheable else 0
-    return hit, call.tokens - hit
+    hit = min(call.shared, cacheable) if alive and call.shared >= pricing.min_cacheable else 0
+    return hit, cacheable - hit

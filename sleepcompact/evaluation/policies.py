@@ -281,11 +281,20 @@ class MaskThenSummarizeAll(_Rows):
 def context_seen(memory: Any, conversation_id: str, blocks: RequestBlocks | None = None) -> Seen:
     """What the guard gives the next call: the rendered system prompt and messages (the system prompt is
     rendered apart from the messages, and an identifier it holds is in context like any other); with
-    ``blocks``, the request as blocks too."""
+    ``blocks``, the request as blocks too, as ``ctx.request()`` sends it: in Anthropic format with its
+    cache breakpoints, which say what the provider caches (none when prompt caching is off)."""
+    request: Request | None = None
     try:
-        view, overflow = memory.prepare_context(conversation_id).view, False
+        prepared = memory.prepare_context(conversation_id)
+        view, overflow = prepared.view, False
+        if blocks is not None:
+            sent = prepared.request()
+            marked = view.format == "anthropic"  # OpenAI caches on its own: any block boundary
+            request = blocks.rendered(sent.get("system"), sent["messages"], marked=marked)
     except ContextOverflow:
         view, overflow = memory.context(conversation_id), True
+    if request is None and blocks is not None:  # a refused call: its request as rendered (not billed)
+        request = blocks.rendered(view.system, view.messages)
     text = "\n".join([view.system or "", all_text(view.messages)])
     summaries = [t for t in _texts(view.messages) if t.startswith(SUMMARY_PREFIX)]
     live = "\n".join(
@@ -297,7 +306,7 @@ def context_seen(memory: Any, conversation_id: str, blocks: RequestBlocks | None
         text,
         overflow=overflow or view.counted_tokens > view.budget.usable,
         places=places,
-        request=blocks.rendered(view.system, view.messages) if blocks is not None else None,
+        request=request,
     )
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from sleepcompact import Memory
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.budget import Thresholds, make_budget
-from sleepcompact.evaluation.cache import CallLog, CallRecord, Request, RequestBlocks
+from sleepcompact.evaluation.cache import LOOKBACK, CallLog, CallRecord, Request, RequestBlocks
 from sleepcompact.evaluation.cost import Pricing, SummarizerTokens, price
-from sleepcompact.evaluation.policies import Costs, Seen, Truncate
+from sleepcompact.evaluation.policies import Costs, Seen, Truncate, context_seen
 from sleepcompact.evaluation.replay import PolicyResult, replay
 
 COUNT = load_counter().count
@@ -219,3 +220,80 @@ def test_replay_takes_the_gaps_from_the_messages_times() -> None:
     cost = result.cost()
     # Call 2 is past the TTL; call 3 follows a compaction; call 4 reads the new head and 3 messages.
     assert cost.read_tokens == 1500 + 300 and cost.between_calls == 2
+
+
+def marked(marks: tuple[int, ...], *blocks: tuple[str, int]) -> Request:
+    """A request that says where its breakpoints are (the indexes of its marked blocks)."""
+    return Request(req(*blocks).keys, req(*blocks).tokens, marks)
+
+
+def test_with_breakpoints_only_an_entry_the_previous_request_wrote_is_read() -> None:
+    # The previous request wrote A (system) and A+B (its newest turn), and sent C after its last
+    # breakpoint (recalled snippets): C is gone from this one, so the read is A+B, an entry.
+    previous = marked((0, 1), A, B, C)
+    assert marked((0, 1, 3), A, B, D, E).shared_prefix(previous) == 2500
+    # Same bytes up to D, but the previous request wrote nothing after B: B's end is what is read.
+    assert marked((0, 2), A, B, D).shared_prefix(marked((0, 1), A, B, D, E)) == 2500
+    # No breakpoint of the previous request inside the shared part: nothing is read.
+    assert marked((2,), A, B, C).shared_prefix(marked((2,), A, B, E)) == 0
+    # Unmarked requests (a baseline's rows) keep the any-block-boundary reading.
+    assert req(A, B, D).shared_prefix(req(A, B, C)) == 2500
+
+
+def test_an_entry_is_read_only_within_the_lookback_of_a_breakpoint() -> None:
+    many = [(f"x{i}", 100) for i in range(LOOKBACK + 5)]
+    previous = marked((3,), A, *many[:3])  # wrote A and three blocks
+    near = marked((5,), A, *many[:3], B, C)  # its one breakpoint, two blocks later, reaches back to it
+    assert near.shared_prefix(previous) == 2300
+    far = marked((LOOKBACK + 4,), A, *many)  # its only breakpoint is more than LOOKBACK blocks after A
+    assert far.shared_prefix(marked((0,), A, *many)) == 0
+
+
+def test_what_follows_the_last_breakpoint_is_plain_input() -> None:
+    log = CallLog()
+    log.call(marked((0, 1), A, B, C), gap=30)  # first: A+B written (2500), C plain (800)
+    log.call(marked((0, 1, 3), A, B, D, E, C), gap=30)  # A+B read, D+E written, C plain
+    assert [(c.shared, c.cacheable) for c in log.calls] == [(0, 2500), (2500, 3000)]
+    cost = price(log.calls, NONE, Pricing())
+    expected = (2500 * 1.25 + 800) + (2500 * 0.1 + 500 * 1.25 + 800)
+    assert cost.input_cost == pytest.approx(expected * 3 / 1e6)
+    assert (cost.read_tokens, cost.written_tokens) == (2500, 3000)
+    # Scaled to the call's counted tokens like the shared prefix.
+    scaled = CallLog().call(marked((0,), A, B), tokens=5000)
+    assert (scaled.cacheable, scaled.tokens) == (4000, 5000)
+    # A request with no breakpoint at all caches nothing.
+    bare = CallLog()
+    bare.call(marked((), A, B))
+    bare.call(marked((), A, B, C), gap=30)
+    assert price(bare.calls, NONE, Pricing()).input_cost == pytest.approx((2500 + 3300) * 3 / 1e6)
+
+
+def test_sent_requests_carry_their_breakpoints() -> None:
+    blocks = RequestBlocks(COUNT)
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Fix it", "cache_control": {"type": "ephemeral"}}],
+        },
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": [{"type": "text", "text": "<recalled_history>x</recalled_history>"}]},
+    ]
+    system = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
+    sent = blocks.rendered(system, messages, marked=True)
+    assert sent.marks == (0, 1)
+    assert sent.cacheable == COUNT("You are terse.") + COUNT("Fix it")
+    assert blocks.rendered(system, messages).marks is None  # not said: read as before
+
+
+def test_sleepcompact_is_priced_on_the_request_it_sends(mem: Memory) -> None:
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=32_000)
+    blocks = RequestBlocks(COUNT)
+    mem.append(cid, {"role": "user", "content": "Fix the rounding in src/tax.py " + "please " * 300})
+    first = context_seen(mem, cid, blocks).request
+    mem.append_many(cid, [*turns(3), {"role": "user", "content": "And src/vat.py?"}])
+    second = context_seen(mem, cid, blocks).request
+    assert first is not None and second is not None
+    # ctx.request() marks the newest user turns: the first request's entry is read by the second.
+    assert first.marks is not None and second.marks is not None and second.marks
+    assert second.shared_prefix(first) == first.cacheable == first.total
+    assert second.cacheable == second.total  # nothing follows the last breakpoint (nothing recalled)
