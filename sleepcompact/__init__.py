@@ -18,6 +18,7 @@ Everything else is reached from ``Memory``'s namespaces (``mem.compactions``, ``
 
 from typing import TYPE_CHECKING, Any
 
+from sleepcompact._lazy import resolve
 from sleepcompact._version import __version__
 from sleepcompact.domain.errors import (
     CompactionNotFound,
@@ -104,14 +105,7 @@ _LAZY: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sleepcompact' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
+    return resolve(globals(), __name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:

@@ -8,8 +8,9 @@ and returns its typed result.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from sleepcompact._lazy import resolve
 
 if TYPE_CHECKING:
     from sleepcompact.facade.admin import Admin
@@ -32,7 +33,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sleepcompact.facade' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return resolve(globals(), __name__, _LAZY, name)
