@@ -249,22 +249,25 @@ def _found(
 
 def exchange_partners(
     deps: Dependencies, conversation_id: str, hits: list[SearchHit]
-) -> dict[int, MessageRecord]:
-    """For each message hit, the other half of its exchange: a user message's reply, an assistant
-    message's question (the next or previous message, when it is the other speaker's)."""
-    out: dict[int, MessageRecord] = {}
+) -> dict[int, list[MessageRecord]]:
+    """For each message hit, the rest of its exchange: a user message's reply and, when the user spoke
+    again right after it, that follow-up (where the answer to "which one did you like?" is); an
+    assistant message's question (the next or previous message, when it is the other speaker's)."""
+    out: dict[int, list[MessageRecord]] = {}
     shown = {h.seq for h in hits}
     with deps.read_uow() as uow:
         for hit in hits:
             if hit.kind != "message" or hit.role not in ("user", "assistant"):
                 continue
-            seq = hit.seq + 1 if hit.role == "user" else hit.seq - 1
-            row = uow.conversations.message_by_seq(conversation_id, seq) if seq not in shown else None
-            if (
-                row is not None
-                and row.kind == "message"
-                and row.role in ("user", "assistant")
-                and row.role != hit.role
-            ):
-                out[hit.seq] = row
+            wanted = (hit.seq + 1, hit.seq + 2) if hit.role == "user" else (hit.seq - 1,)
+            rows: list[MessageRecord] = []
+            for n, seq in enumerate(wanted):
+                row = uow.conversations.message_by_seq(conversation_id, seq)
+                speaker = ("assistant" if hit.role == "user" else "user") if n == 0 else "user"
+                if row is None or row.kind != "message" or row.role != speaker:
+                    break
+                if seq not in shown:  # a message that is a hit of its own is shown as one
+                    rows.append(row)
+            if rows:
+                out[hit.seq] = rows
     return out

@@ -102,6 +102,29 @@ def test_a_search_call_finds_an_archived_fact_in_every_providers_shape(memory: M
     assert seq in _archived(memory, cid)
 
 
+def test_a_hit_shows_the_reply_and_the_users_next_words_where_the_answer_often_is(memory: Memory) -> None:
+    """ "Which one did you like?" is answered in the user's next message, which shares no word with the
+    question that finds the exchange: the first page shows it under the hit."""
+    cid = memory.create_conversation("claude-haiku-4-5", context_window=4_000)
+    for said, reply in [
+        (
+            "I traveled to Xiamen recently with two friends.",
+            "Xiamen is lovely. Which place did you like the most?",
+        ),
+        ("Gulangyu Island, the old villas and the piano museum.", "A classic choice."),
+        ("Also the ferry at sunset.", "Sounds wonderful."),
+    ]:
+        memory.append(cid, {"role": "user", "content": said})
+        memory.append(cid, {"role": "assistant", "content": reply})
+    call = {"type": "tool_use", "id": "t", "name": "search_history", "input": {"query": "my trip to Xiamen"}}
+    page = memory.handle_tool_call(cid, call)["content"]
+    lines = page.splitlines()
+    # The reply mentions Xiamen too, so it is a hit of its own (shown once, as a hit); the user's next
+    # words still come right under the first hit.
+    assert lines[1].startswith("1. [seq 1, user") and "[seq 3, user] Gulangyu Island" in lines[2], page
+    assert sum("[seq 2, assistant" in line for line in lines) == 1, page
+
+
 def test_read_archived_returns_an_original_whole_in_pages(memory: Memory) -> None:
     cid = memory.create_conversation("claude-haiku-4-5", context_window=8_000)
     log = "\n".join(f"line {n}: worker {n % 7} processed batch {n} in {n % 13} ms" for n in range(1_500))
