@@ -33,7 +33,18 @@ EDIT = st.tuples(st.integers(0, 200), st.sampled_from(["view", "archive"]), NEW_
 
 
 def _fields(h: RenderedHistory) -> tuple[Any, ...]:
-    return (h.rows, h.system_parts, h.body, h.turns, h.starts, h.sent, h.offsets, h.weights, h.marked, h.stable)
+    return (
+        h.rows,
+        h.system_parts,
+        h.body,
+        h.turns,
+        h.starts,
+        h.sent,
+        h.offsets,
+        h.weights,
+        h.marked,
+        h.stable,
+    )
 
 
 def _compacted(rows: list[MessageRecord], edits: list[tuple[int, str, Any]]) -> list[MessageRecord]:
@@ -90,7 +101,8 @@ def test_masking_old_tool_output_re_renders_only_the_turns_that_hold_it() -> Non
     masked = {r.id for r in rows if r.kind == "tool_result"}
     masked = set(sorted(masked)[:3])
     after = [
-        replace(r, state="masked", live_content="[archived]", live_tokens=3) if r.id in masked else r for r in rows
+        replace(r, state="masked", live_content="[archived]", live_tokens=3) if r.id in masked else r
+        for r in rows
     ]
     again = recompacted(before, after)
     reused = sum(1 for a, b in zip(before.sent, again.sent, strict=True) if a is b)
