@@ -3,11 +3,11 @@
 .venv/bin/python -m bench.worker            # embedded (SQLite + SQLite broker) and Redis + PostgreSQL
 .venv/bin/python -m bench.worker --small    # 40 conversations instead of 200, to try it out
 
-Each backend gets a fresh database holding ``--conversations`` coding-agent conversations of about
-``--messages`` messages, each over its soft threshold (a 16k window), and one real worker process
+Each backend gets a fresh database holding 200 (``--small``: 40) coding-agent conversations of about
+``--messages`` (200) messages, each over its soft threshold (a 16k window), and one real worker process
 (``python -m worker --concurrency 1``: one child, so the figures are per process) with the offline
-summarizer. After one warm-up tick, all ticks are queued in one transaction and enqueued in one
-``enqueue_ticks`` call, as a sweep does. From the ``sleep_tick`` and ``compaction`` rows:
+summarizer. After one warm-up tick (the worker's start) and one tick on the idle worker (its idle lag),
+all ticks are queued in one transaction and enqueued in one ``enqueue_ticks`` call, as a sweep does. From the ``sleep_tick`` and ``compaction`` rows:
 
 - ticks/s: ticks over the time from the first tick's start to the last one's end;
 - queue lag: a tick's start minus its queueing;
@@ -49,6 +49,7 @@ class Result:
     """One backend's run."""
 
     backend: str
+    idle_lag_ms: float  # one tick sent to a worker that is up and idle
     ticks: int
     per_second: float
     lag_ms: list[float]
@@ -97,6 +98,7 @@ def _aware(value: datetime | str) -> datetime:
 
 def _figures(backend: str, database_url: str) -> Result:
     engine = create_engine(database_url)
+    idle = text("SELECT created_at, started_at FROM sleep_tick WHERE tick_key = 'idle-probe'")
     query = text(
         "SELECT t.created_at, t.started_at, t.finished_at, c.duration_ms FROM sleep_tick t "
         "LEFT JOIN compaction c ON c.conversation_id = t.conversation_id AND c.trigger = 'sleep' "
@@ -105,6 +107,7 @@ def _figures(backend: str, database_url: str) -> Result:
     try:
         with engine.connect() as conn:
             rows = conn.execute(query, {"k": KEY}).all()
+            warm = conn.execute(idle).one()
     finally:
         engine.dispose()
     starts = [_aware(r[1]) for r in rows]
@@ -114,7 +117,8 @@ def _figures(backend: str, database_url: str) -> Result:
     took = [(_aware(r[2]) - _aware(r[1])).total_seconds() * 1000 for r in rows]
     compaction = [float(r[3] or 0) for r in rows]
     overhead = [t - c for t, c in zip(took, compaction, strict=True)]
-    return Result(backend, len(rows), len(rows) / span, lag, overhead, compaction)
+    idle_lag = (_aware(warm[1]) - _aware(warm[0])).total_seconds() * 1000
+    return Result(backend, idle_lag, len(rows), len(rows) / span, lag, overhead, compaction)
 
 
 @contextmanager
@@ -141,23 +145,29 @@ def run(backend: str, database_url: str, broker_url: str, workdir: Path, n: int,
         warm = _fill(mem, 1, messages)
         ids = _fill(mem, n, messages)
         with _worker(database_url, broker_url, workdir) as worker:
-            _enqueue_warm(mem, warm[0])
-            wait_for(lambda: _warm_done(mem, warm[0]), timeout=300, what="the warm-up tick", log=worker.log)
+            for key in ("warm-up", "idle-probe"):  # the worker's start, then one tick on an idle worker
+                _enqueue_one(mem, warm[0], key)
+                wait_for(
+                    lambda key=key: _one_done(mem, warm[0], key),
+                    timeout=300,
+                    what=f"the {key} tick",
+                    log=worker.log,
+                )
             _enqueue(mem, ids)
             wait_for(lambda: _done(database_url, ids), timeout=1800, what="every tick", log=worker.log)
     return _figures(backend, database_url)
 
 
-def _enqueue_warm(mem: Memory, cid: str) -> None:
+def _enqueue_one(mem: Memory, cid: str, key: str) -> None:
     deps = mem._deps
     with deps.uow() as uow:
-        uow.ticks.queue([(cid, "warm-up")], utcnow())
+        uow.ticks.queue([(cid, key)], utcnow())
         uow.commit()
-    deps.queue.enqueue_ticks([(cid, "warm-up")])
+    deps.queue.enqueue_ticks([(cid, key)])
 
 
-def _warm_done(mem: Memory, cid: str) -> bool:
-    return any(t.tick_key == "warm-up" and t.status == "done" for t in mem.sleep.ticks(cid))
+def _one_done(mem: Memory, cid: str, key: str) -> bool:
+    return any(t.tick_key == key and t.status == "done" for t in mem.sleep.ticks(cid))
 
 
 def _p(values: list[float], q: int) -> float:
@@ -172,13 +182,13 @@ def table(results: list[Result], n: int, messages: int) -> str:
         " offline summarizer, one worker process with one child.\n\n"
     )
     lines = [
-        "| backend | ticks | ticks/s | lag p50 ms | lag p95 ms | overhead p50 ms | overhead p95 ms "
-        "| compaction p50 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| backend | idle lag ms | ticks | ticks/s | lag p50 ms | lag p95 ms | overhead p50 ms "
+        "| overhead p95 ms | compaction p50 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
-            f"| {r.backend} | {r.ticks} | {r.per_second:.1f} "
+            f"| {r.backend} | {r.idle_lag_ms:,.0f} | {r.ticks} | {r.per_second:.1f} "
             f"| {_p(r.lag_ms, 50):,.0f} | {_p(r.lag_ms, 95):,.0f} "
             f"| {_p(r.overhead_ms, 50):.1f} | {_p(r.overhead_ms, 95):.1f} | {_p(r.compaction_ms, 50):.1f} |"
         )
