@@ -7,7 +7,8 @@ Each backend gets a fresh database holding 200 (``--small``: 40) coding-agent co
 ``--messages`` (200) messages, each over its soft threshold (a 16k window), and one real worker process
 (``python -m worker --concurrency 1``: one child, so the figures are per process) with the offline
 summarizer. After one warm-up tick (the worker's start) and one tick on the idle worker (its idle lag),
-all ticks are queued in one transaction and enqueued in one ``enqueue_ticks`` call, as a sweep does. From the ``sleep_tick`` and ``compaction`` rows:
+all ticks are queued in one transaction and enqueued in one ``enqueue_ticks`` call, as a sweep does.
+From the ``sleep_tick`` and ``compaction`` rows:
 
 - ticks/s: ticks over the time from the first tick's start to the last one's end;
 - queue lag: a tick's start minus its queueing;
