@@ -72,7 +72,8 @@ class CompactRequest:
     summarizer: Summarizer | None = None
     live: LiveRows | None = None
     # Called after a successful apply with the live rows as it left them (the guard renders the
-    # compacted call from them instead of reading them back); only with ``live``, see ``_after``.
+    # compacted call from them instead of reading them back); not called when they cannot be known
+    # without a read (``compaction_writes.live_after``).
     on_applied: Callable[[LiveRows], None] | None = None
 
 
