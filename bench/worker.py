@@ -25,6 +25,7 @@ import os
 import platform
 import statistics
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ class Result:
     idle_lag_ms: float  # one tick sent to a worker that is up and idle
     ticks: int
     per_second: float
+    inline_per_second: float  # the same ticks run in this process, one after another: no broker, no worker
     lag_ms: list[float]
     overhead_ms: list[float]
     compaction_ms: list[float]
@@ -97,7 +99,7 @@ def _aware(value: datetime | str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _figures(backend: str, database_url: str) -> Result:
+def _figures(backend: str, database_url: str, inline_per_second: float) -> Result:
     engine = create_engine(database_url)
     idle = text("SELECT created_at, started_at FROM sleep_tick WHERE tick_key = 'idle-probe'")
     query = text(
@@ -119,7 +121,9 @@ def _figures(backend: str, database_url: str) -> Result:
     compaction = [float(r[3] or 0) for r in rows]
     overhead = [t - c for t, c in zip(took, compaction, strict=True)]
     idle_lag = (_aware(warm[1]) - _aware(warm[0])).total_seconds() * 1000
-    return Result(backend, idle_lag, len(rows), len(rows) / span, lag, overhead, compaction)
+    return Result(
+        backend, idle_lag, len(rows), len(rows) / span, inline_per_second, lag, overhead, compaction
+    )
 
 
 @contextmanager
@@ -145,6 +149,7 @@ def run(backend: str, database_url: str, broker_url: str, workdir: Path, n: int,
         print(f"  {backend}: filling {n} conversations of ~{messages} messages")
         warm = _fill(mem, 1, messages)
         ids = _fill(mem, n, messages)
+        inline = _inline(mem, _fill(mem, n, messages))  # the same conversations again, before the worker
         with _worker(database_url, broker_url, workdir) as worker:
             for key in ("warm-up", "idle-probe"):  # the worker's start, then one tick on an idle worker
                 _enqueue_one(mem, warm[0], key)
@@ -156,7 +161,17 @@ def run(backend: str, database_url: str, broker_url: str, workdir: Path, n: int,
                 )
             _enqueue(mem, ids)
             wait_for(lambda: _done(database_url, ids), timeout=1800, what="every tick", log=worker.log)
-    return _figures(backend, database_url)
+    return _figures(backend, database_url, inline)
+
+
+def _inline(mem: Memory, ids: list[str]) -> float:
+    """Ticks per second of the same work in this process (``Memory.sleep.tick``, what ``sleepcompact sleep
+    --inline`` runs): the alternative with no broker and no worker process."""
+    mem.sleep.tick(ids[0], "inline-warm-up")
+    start = time.perf_counter()
+    for cid in ids[1:]:
+        mem.sleep.tick(cid, "inline")
+    return (len(ids) - 1) / (time.perf_counter() - start)
 
 
 def _enqueue_one(mem: Memory, cid: str, key: str) -> None:
@@ -183,13 +198,14 @@ def table(results: list[Result], n: int, messages: int) -> str:
         " offline summarizer, one worker process with one child.\n\n"
     )
     lines = [
-        "| backend | idle lag ms | ticks | ticks/s | lag p50 ms | lag p95 ms | overhead p50 ms "
-        "| overhead p95 ms | compaction p50 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| backend | idle lag ms | ticks | ticks/s | inline ticks/s | lag p50 ms | lag p95 ms "
+        "| overhead p50 ms | overhead p95 ms | compaction p50 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
             f"| {r.backend} | {r.idle_lag_ms:,.0f} | {r.ticks} | {r.per_second:.1f} "
+            f"| {r.inline_per_second:.1f} "
             f"| {_p(r.lag_ms, 50):,.0f} | {_p(r.lag_ms, 95):,.0f} "
             f"| {_p(r.overhead_ms, 50):.1f} | {_p(r.overhead_ms, 95):.1f} | {_p(r.compaction_ms, 50):.1f} |"
         )
