@@ -24,7 +24,7 @@ from sleepcompact.domain.recall_tools import tool_definitions
 from sleepcompact.facade.moved import Moved, dicts, old_rerun
 from sleepcompact.hooks import Hooks
 from sleepcompact.ports import Summarizer, TaskQueue, TokenCounter
-from sleepcompact.services import context, conversations, guard, history, recall_tools, transfer
+from sleepcompact.services import budgets, context, conversations, guard, history, recall_tools, transfer
 from sleepcompact.services.context import ContextView, ConversationStats, DatabaseStats, RenderFormat
 from sleepcompact.services.conversations import Appended, ConversationSpec
 from sleepcompact.services.history import SearchHit
@@ -202,7 +202,7 @@ class Memory:
 
     def check(self, conversation_id: str) -> Check:
         """The guard's decision alone (tokens, thresholds, what it would do): one indexed read."""
-        return guard.check(self._deps, conversation_id)
+        return budgets.check(self._deps, conversation_id)
 
     def prepare_context(
         self,

@@ -8,7 +8,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from sleepcompact.cli.common import JsonFlag, SourceType, app, console, errors, memory, preview, show
+from sleepcompact.cli.common import JsonFlag, SourceType, app, console, errors, preview, show
+from sleepcompact.cli.light import memory
 from sleepcompact.domain.journal import KNOWN_TAGS, MemoryRecord
 from sleepcompact.domain.provenance import PROVENANCES
 

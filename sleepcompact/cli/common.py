@@ -14,10 +14,8 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import typer
 from rich.console import Console
 
-from sleepcompact.api import Memory
-from sleepcompact.config import Settings
+from sleepcompact.cli.light import json_text
 from sleepcompact.domain.errors import SleepcompactError
-from sleepcompact.logs import configure_logging
 
 app = typer.Typer(
     name="sleepcompact",
@@ -101,30 +99,6 @@ def errors(fn: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(EXIT_USER_ERROR) from None
 
     return wrapper
-
-
-def memory(*, auto_migrate: bool | None = None, offline: bool = False) -> Memory:
-    """The facade for this command, configured from the environment, with the CLI's logging."""
-    settings = Settings.from_env()
-    if offline:
-        settings = settings.with_overrides(summarizer="offline")
-    configure_logging(settings)
-    return Memory(settings, auto_migrate=auto_migrate)
-
-
-def json_text(data: Any) -> str:
-    """``data`` as indented JSON (typed results by their ``to_dict()``)."""
-    return json.dumps(plain(data), indent=2, ensure_ascii=False, default=str)
-
-
-def plain(data: Any) -> Any:
-    """A typed result (or a list or dict of them) as plain JSON-ready data."""
-    if isinstance(data, list | tuple):
-        return [plain(d) for d in data]
-    if isinstance(data, dict):
-        return {k: plain(v) for k, v in data.items()}
-    to_dict = getattr(data, "to_dict", None)
-    return to_dict() if callable(to_dict) else data
 
 
 def show(data: Any, as_json: bool, text: Callable[[], None] | str) -> None:

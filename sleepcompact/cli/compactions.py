@@ -12,7 +12,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from sleepcompact.cli.common import JsonFlag, Role, app, console, errors, memory, show
+from sleepcompact.cli.common import JsonFlag, Role, app, console, errors, show
+from sleepcompact.cli.light import memory
+from sleepcompact.cli.quick import decision_line
 from sleepcompact.services.history import CompactionInfo
 
 ConversationArg = Annotated[str, typer.Argument(help="Conversation id.")]
@@ -24,13 +26,7 @@ def check(conversation: ConversationArg, as_json: JsonFlag = False) -> None:
     """The guard's decision for the conversation, from one indexed read (nothing is rendered or written)."""
     with memory() as mem:
         d = mem.check(conversation)
-    line = (
-        f"{d.decision}: {d.tokens:,} tokens, {d.percent_of_usable:.1f}% of {d.usable:,} usable "
-        f"(soft {d.soft:,}, hard {d.hard:,}, target {d.target:,})"
-        + ("" if d.auto_compact else "; auto-compaction off")
-        + ("; sleep requested" if d.sleep_requested else "")
-    )
-    show(asdict(d), as_json, line)
+    show(asdict(d), as_json, decision_line(d))
 
 
 @app.command()

@@ -19,11 +19,10 @@ from sleepcompact.cli.common import (
     app,
     console,
     errors,
-    json_text,
-    memory,
     preview,
     show,
 )
+from sleepcompact.cli.light import json_text, memory
 from sleepcompact.domain.errors import InvalidSetting
 
 ConversationArg = Annotated[str, typer.Argument(help="Conversation id.")]

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from sleepcompact.cli.children import Children, module_command, settings_env
-from sleepcompact.cli.common import JsonFlag, app, console, errors, memory, show
+from sleepcompact.cli.common import JsonFlag, app, console, errors, show
+from sleepcompact.cli.light import memory
 from sleepcompact.config import Settings
 from sleepcompact.logs import configure_logging
 

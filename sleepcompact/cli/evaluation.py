@@ -12,7 +12,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sleepcompact.cli.common import JsonFlag, app, console, errors, memory, show
+from sleepcompact.cli.common import JsonFlag, app, console, errors, show
+from sleepcompact.cli.light import memory
 from sleepcompact.evaluation import POLICIES, PolicyResult
 from sleepcompact.evaluation.cost import Pricing
 from sleepcompact.evaluation.qa.dataset import memorybank_qa, synthetic_qa, write_qa

@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from sleepcompact.cli.common import EXIT_USER_ERROR, app, errors, memory
+from sleepcompact.cli.common import EXIT_USER_ERROR, app, errors
+from sleepcompact.cli.light import memory
 
 
 @app.command("mcp")

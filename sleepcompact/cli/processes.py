@@ -12,7 +12,8 @@ import typer
 
 from sleepcompact.api import Memory
 from sleepcompact.cli.children import Children, module_command
-from sleepcompact.cli.common import JsonFlag, app, errors, memory, show
+from sleepcompact.cli.common import JsonFlag, app, errors, show
+from sleepcompact.cli.light import memory
 from sleepcompact.facade import InlineQueue
 from sleepcompact.facade.sleep import manual_key
 

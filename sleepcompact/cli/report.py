@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from sleepcompact.cli.common import EXIT_USER_ERROR, app, errors, memory, show
+from sleepcompact.cli.common import EXIT_USER_ERROR, app, errors, show
+from sleepcompact.cli.light import memory
 from sleepcompact.report import render_html
 from sleepcompact.services.report import Report
 

@@ -28,6 +28,7 @@ from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
 from sleepcompact.domain.records import CompactionRecord
 from sleepcompact.ports import Dependencies, Summarizer
 from sleepcompact.services import compaction_hooks
+from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.compaction_settings import settings_used
 from sleepcompact.services.compaction_writes import (
     LiveRows,
@@ -41,7 +42,6 @@ from sleepcompact.services.compaction_writes import (
     live_after,
     record_only,
 )
-from sleepcompact.services.context import budget_for
 from sleepcompact.services.outcomes import CompactionOutcome, OutcomeReporter, plan_dict
 from sleepcompact.services.summaries import DeferToBatch, SummarizerFailed, summarize
 

@@ -13,7 +13,7 @@ from typing import Any
 from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.ports import Dependencies
-from sleepcompact.services.context import conversation_thresholds
+from sleepcompact.services.budgets import conversation_thresholds
 
 
 def settings_used(

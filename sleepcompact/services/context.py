@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from sleepcompact.domain.budget import Budget, Thresholds, make_budget, model_family, model_spec
+from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.journal import MemoryRecord
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text
@@ -16,6 +16,7 @@ from sleepcompact.domain.records import ConversationRecord, MessageRecord
 from sleepcompact.domain.render_cache import CachedRendering
 from sleepcompact.domain.rendering import extended, finish, history_of
 from sleepcompact.ports import ConversationRepository, Dependencies
+from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.history_recall import recall_allowance, recalled_history
 
 RenderFormat = Literal["anthropic", "openai"]
@@ -26,36 +27,6 @@ ANCHOR_ROWS = 12
 ANCHOR_CHARS = 20_000
 """What memories are ranked against: the summary and the oldest 12 live rows, their first 20,000
 characters (one huge tool output must not drown the task)."""
-
-
-def conversation_thresholds(conv: ConversationRecord, defaults: Thresholds) -> Thresholds:
-    """Per-conversation overrides on top of the global thresholds."""
-    return Thresholds(
-        soft=conv.soft_threshold if conv.soft_threshold is not None else defaults.soft,
-        hard=conv.hard_threshold if conv.hard_threshold is not None else defaults.hard,
-        target=conv.target_ratio if conv.target_ratio is not None else defaults.target,
-    )
-
-
-def budget_for(
-    conv: ConversationRecord,
-    defaults: Thresholds,
-    factors: Mapping[str, float] | None = None,
-    *,
-    reserved: int = 0,
-) -> Budget:
-    """The budget of one conversation, from its own row (and the calibrated tokenizer factors, if known).
-
-    ``reserved`` model tokens (the guard's system prompt, tools and memories) are set aside like the
-    output reserve, so the thresholds apply to what is left for the conversation's own rows.
-    """
-    factor = (factors or {}).get(model_family(conv.model), model_spec(conv.model).safety_factor)
-    return make_budget(
-        context_window=conv.context_window,
-        output_reserve=min(conv.context_window, conv.output_reserve + max(0, reserved)),
-        thresholds=conversation_thresholds(conv, defaults),
-        safety_factor=factor,
-    )
 
 
 @dataclass(frozen=True)

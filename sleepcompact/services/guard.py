@@ -29,7 +29,7 @@ from sleepcompact.domain.errors import (
     MalformedContent,
     RequestTooLarge,
 )
-from sleepcompact.domain.guard import Action, Check, decide
+from sleepcompact.domain.guard import Action, decide
 from sleepcompact.domain.json_shapes import json_problem
 from sleepcompact.domain.recall_tools import anthropic_tools, openai_tools
 from sleepcompact.domain.render_cache import CachedRendering
@@ -40,40 +40,12 @@ from sleepcompact.ports import Dependencies, TokenCounter
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.compaction import CompactRequest, compact
 from sleepcompact.services.compaction_writes import LiveRows
-from sleepcompact.services.context import ContextView, RenderFormat, anchor_text, budget_for, render_context
+from sleepcompact.services.context import ContextView, RenderFormat, anchor_text, render_context
 from sleepcompact.services.outcomes import CompactionOutcome
 from sleepcompact.services.prepared import PreparedContext
 from sleepcompact.telemetry import emit
 
 log = get_logger(__name__)
-
-
-def check(deps: Dependencies, conversation_id: str) -> Check:
-    """The guard's decision from one indexed read (the conversation row by primary key).
-
-    No unit of work: a single read needs no transaction, and this runs before every LLM call. The
-    calibration factors come from the in-process cache.
-    """
-    conv = deps.read_conversation(conversation_id)
-    if conv is None:
-        raise ConversationNotFound(conversation_id)
-    settings = deps.settings
-    budget = budget_for(conv, settings.thresholds, deps.factors())
-    tokens = budget.effective(conv.live_tokens)
-    enabled = settings.auto_compact and conv.auto_compact is not False
-    return Check(
-        conversation_id=conversation_id,
-        tokens=tokens,
-        usable=budget.usable,
-        soft=budget.soft,
-        hard=budget.hard,
-        target=budget.target,
-        percent_of_usable=budget.percent_of_usable(conv.live_tokens),
-        decision=decide(tokens, budget, auto_compact=enabled),
-        auto_compact=enabled,
-        sleep_requested=conv.sleep_requested_at is not None,
-        compaction_epoch=conv.compaction_epoch,
-    )
 
 
 def _recall_tools(fmt: RenderFormat) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.records import CompactionRecord
 from sleepcompact.ports import Dependencies
-from sleepcompact.services.context import budget_for
+from sleepcompact.services.budgets import budget_for
 
 TimelineRow = tuple[int, int, str, int, datetime]
 """(message id, seq, kind, original token_count, created_at), as ``ConversationRepository.timeline`` gives."""

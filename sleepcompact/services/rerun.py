@@ -22,9 +22,9 @@ from sleepcompact.domain.prompt import SUMMARY_PREFIX, prepared_prompt
 from sleepcompact.domain.records import CompactionRecord, MessageRecord, logical_order
 from sleepcompact.ports import Dependencies, UnitOfWork
 from sleepcompact.services import leases
+from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.compaction import CompactRequest, compact, instructions_for, summary_input
 from sleepcompact.services.compaction_settings import changed_settings, settings_used
-from sleepcompact.services.context import budget_for
 from sleepcompact.services.history import restore
 from sleepcompact.services.outcomes import CompactionOutcome
 

@@ -28,9 +28,9 @@ from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound, I
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.ports import BatchSummarizer, Dependencies, Rescorer, UnitOfWork
 from sleepcompact.services import batches, leases
+from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.compaction import CompactRequest, compact
-from sleepcompact.services.context import budget_for
 from sleepcompact.services.journal import RescoringReport, rescore_pending
 from sleepcompact.services.memories import ConsolidationReport, consolidate_agent
 from sleepcompact.telemetry import emit

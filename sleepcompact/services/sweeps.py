@@ -20,7 +20,7 @@ from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.schedule import Night, TickRecord, idle_key, night_of, not_due_tonight, request_key
 from sleepcompact.logs import get_logger
 from sleepcompact.ports import Dependencies, TaskQueue
-from sleepcompact.services.context import budget_for
+from sleepcompact.services.budgets import budget_for
 
 log = get_logger(__name__)
 

@@ -31,8 +31,8 @@ from sleepcompact.domain.budget import model_spec
 from sleepcompact.domain.errors import TransientLLMError
 from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services import leases, sweeps
+from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.clock import utcnow
-from sleepcompact.services.context import budget_for
 from sleepcompact.services.journal import RescoringReport
 from sleepcompact.services.memories import ConsolidationReport
 from sleepcompact.services.sleep import TickCompaction, TickResult

@@ -63,3 +63,19 @@ def test_the_injection_patterns_compile_only_when_a_text_is_screened() -> None:
     rules, before, after = (int(n) for n in out.stdout.split())
     assert rules > 50 and before == 0
     assert after > 0
+
+
+def test_the_check_command_loads_neither_the_cli_framework_nor_the_compaction_pipeline(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    with Memory(database_url=url, auto_migrate=True) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5")
+    code = (
+        "import os, sys\n"
+        f"os.environ['SLEEPCOMPACT_DATABASE_URL'] = {url!r}\n"
+        f"sys.argv = ['sleepcompact', 'check', {cid!r}]\n"
+        "from sleepcompact.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert done.code == 0, done.code\n"
+    )
+    loaded = _loaded_after(code)
+    assert "sleepcompact.services.budgets" in loaded  # it did decide
+    assert not {"typer", "click", "sleepcompact.api", "sleepcompact.services.compaction", *HEAVY} & loaded
