@@ -252,22 +252,34 @@ def exchange_partners(
 ) -> dict[int, list[MessageRecord]]:
     """For each message hit, the rest of its exchange: a user message's reply and, when the user spoke
     again right after it, that follow-up (where the answer to "which one did you like?" is); an
-    assistant message's question (the next or previous message, when it is the other speaker's)."""
+    assistant message's question (the previous message, when it is the user's) and, when the assistant
+    asked something, the user's answer (the next message)."""
     out: dict[int, list[MessageRecord]] = {}
     shown = {h.seq for h in hits}
     with deps.read_uow() as uow:
         for hit in hits:
             if hit.kind != "message" or hit.role not in ("user", "assistant"):
                 continue
-            wanted = (hit.seq + 1, hit.seq + 2) if hit.role == "user" else (hit.seq - 1,)
             rows: list[MessageRecord] = []
-            for n, seq in enumerate(wanted):
-                row = uow.conversations.message_by_seq(conversation_id, seq)
-                speaker = ("assistant" if hit.role == "user" else "user") if n == 0 else "user"
-                if row is None or row.kind != "message" or row.role != speaker:
-                    break
-                if seq not in shown:  # a message that is a hit of its own is shown as one
-                    rows.append(row)
+            for chain in _partner_chains(hit):
+                for seq, speaker in chain:
+                    row = uow.conversations.message_by_seq(conversation_id, seq)
+                    if row is None or row.kind != "message" or row.role != speaker:
+                        break
+                    if seq not in shown:  # a hit, or a partner shown already, is shown once
+                        rows.append(row)
+                        shown.add(seq)
             if rows:
-                out[hit.seq] = rows
+                out[hit.seq] = sorted(rows, key=lambda r: r.seq)
     return out
+
+
+def _partner_chains(hit: SearchHit) -> list[list[tuple[int, str]]]:
+    """The (seq, speaker) runs around a hit that complete its exchange; a run stops at the first
+    message that is not the expected speaker's."""
+    if hit.role == "user":
+        return [[(hit.seq + 1, "assistant"), (hit.seq + 2, "user")]]
+    chains = [[(hit.seq - 1, "user")]]
+    if "?" in content_text(hit.content):
+        chains.append([(hit.seq + 1, "user")])
+    return chains

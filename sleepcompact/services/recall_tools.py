@@ -13,20 +13,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleepcompact.domain.errors import ConversationNotFound
-from sleepcompact.domain.messages import content_text, image_count
+from sleepcompact.domain.messages import Content, content_text, image_count
 from sleepcompact.domain.recall_tools import SEARCH, RecallCall, page, read_call, tool_result
 from sleepcompact.domain.records import MessageRecord
-from sleepcompact.domain.search_query import parse_query, snippet
+from sleepcompact.domain.search_query import SearchQuery, parse_query, snippet
 from sleepcompact.ports import Dependencies
 from sleepcompact.services.history import SearchHit, exchange_partners, search_history
 
 SEARCH_BUDGET_TOKENS = 2_000
 """Most tokens of snippets one search answer carries (a first page the model can afford to read)."""
+HIT_CHARS = 480
+"""The snippet of each hit in the tool's page (the search's own, for listings, is 240 characters)."""
 NEIGHBOUR_CHARS = 320
-"""The snippet of each message shown beside a hit (its exchange). Chosen on the MemoryBank tune users:
-160 characters and the reply alone found the answer for 0.81 / 0.79 / 0.81 of their questions at 2k /
-3k / 8k; the user's follow-up after the reply, 0.83 / 0.81 / 0.83; with 320 characters, 0.85 / 0.83 /
-0.85 (docs/evaluation.md)."""
+"""The snippet of each message shown beside a hit (its exchange). Chosen on the MemoryBank tune users
+(docs/evaluation.md): 160 characters and the reply alone found the answer for 0.81 / 0.79 / 0.81 of
+their questions at 2k / 3k / 8k; with the user's follow-up after the reply, 0.83 / 0.81 / 0.83; with 320
+characters, 0.85 / 0.83 / 0.85. Later, hits in 480 characters and the user's answer under an assistant
+hit that asks something: 0.94 / 0.96 / 0.96."""
 
 
 def handle_tool_call(
@@ -43,25 +46,45 @@ def handle_tool_call(
 
 
 def _search(deps: Dependencies, conversation_id: str, call: RecallCall) -> str:
-    hits = search_history(deps, conversation_id, call.query, call.limit, budget_tokens=SEARCH_BUDGET_TOKENS)
+    # One more than asked: the message the query was copied from (the user's question, usually the
+    # newest message) matches it best and tells the model nothing, so it is left out.
+    found = search_history(
+        deps, conversation_id, call.query, call.limit + 1, budget_tokens=SEARCH_BUDGET_TOKENS
+    )
+    hits = [h for h in found if not _echoes(h.content, call.query)][: call.limit]
     if not hits:
         return f"No archived message matches {call.query!r}. Try other words, an identifier, or fewer words."
     turns = exchange_partners(deps, conversation_id, hits)
     query = parse_query(call.query)
-    lines = [f"{len(hits)} result{'s' * (len(hits) != 1)} for {call.query!r}, best first:"]
-    for n, hit in enumerate(hits, 1):
-        lines.append(f"{n}. {_hit_line(hit)}")
+    blocks: list[str] = []
+    used = 0
+    for hit in hits:
+        lines = [_hit_line(hit, query)]
         # The question a hit answers, or the answer it got (and the user's next words): half of it, often.
         for other in turns.get(hit.seq, ()):
+            if _echoes(other.content, call.query):
+                continue
             text = snippet(content_text(other.content), query, NEIGHBOUR_CHARS)
             lines.append(f"   [seq {other.seq}, {_who(other.role, other.kind, other.tool_name)}] {text}")
-    lines.append("read_archived(seq=N) returns one of them in full.")
-    return "\n".join(lines)
+        block = "\n".join(lines)
+        used += deps.counter.count(block)
+        if blocks and used > SEARCH_BUDGET_TOKENS:
+            break  # the first page stays affordable; the next hits are worse matches
+        blocks.append(block)
+    head = f"{len(blocks)} result{'s' * (len(blocks) != 1)} for {call.query!r}, best first:"
+    body = [f"{n}. {block}" for n, block in enumerate(blocks, 1)]
+    return "\n".join([head, *body, "read_archived(seq=N) returns one of them in full."])
 
 
-def _hit_line(hit: SearchHit) -> str:
+def _echoes(content: Content, query: str) -> bool:
+    """Whether a message is the query itself (the same words, whatever the case and spacing)."""
+    return " ".join(content_text(content).split()).casefold() == " ".join(query.split()).casefold()
+
+
+def _hit_line(hit: SearchHit, query: SearchQuery) -> str:
     when = f", {hit.created_at:%Y-%m-%d}" if hit.created_at else ""
-    return f"[seq {hit.seq}, {_who(hit.role, hit.kind, hit.tool_name)}{when}] {hit.snippet}"
+    text = snippet(content_text(hit.content), query, HIT_CHARS)
+    return f"[seq {hit.seq}, {_who(hit.role, hit.kind, hit.tool_name)}{when}] {text}"
 
 
 def _who(role: str, kind: str, tool: str | None) -> str:

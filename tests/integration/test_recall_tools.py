@@ -277,3 +277,65 @@ def test_a_recall_budget_of_zero_turns_recall_off_for_one_conversation(memory: M
     # The snippets only add to the newest turn: everything before it is byte for byte the same.
     assert on_ctx.messages[:-1] == off_ctx.messages[:-1]
     assert on_ctx.messages[-1]["content"][0]["text"] == off_ctx.messages[-1]["content"]
+
+
+def _search(memory: Memory, cid: str, query: str) -> str:
+    call = {"type": "tool_use", "id": "t", "name": "search_history", "input": {"query": query}}
+    return str(memory.handle_tool_call(cid, call)["content"])
+
+
+def test_a_question_the_assistant_asked_comes_with_the_users_answer(memory: Memory) -> None:
+    cid = memory.create_conversation("claude-haiku-4-5", context_window=4_000)
+    for role, text in [
+        ("user", "Hi again, long day at work."),
+        ("assistant", "Welcome back! Do you have any favourite novels lately?"),
+        ("user", "Sapiens and Journey to the West, both borrowed from my aunt."),
+        ("assistant", "Great picks."),
+    ]:
+        memory.append(cid, {"role": role, "content": text})
+    page = _search(memory, cid, "favourite novels")
+    lines = page.splitlines()
+    assert lines[1].startswith("1. [seq 2, assistant"), page
+    assert "[seq 3, user] Sapiens and Journey to the West" in page, page
+    assert page.count("Sapiens") == 1, page  # a partner is shown once, however many hits it borders
+
+
+def test_the_page_leaves_out_the_message_the_query_was_copied_from(memory: Memory) -> None:
+    cid = memory.create_conversation("claude-haiku-4-5", context_window=4_000)
+    memory.append(cid, {"role": "user", "content": "We should book the cabin near Lake Bled for June."})
+    memory.append(cid, {"role": "assistant", "content": "Noted: the Lake Bled cabin, June."})
+    question = "Which   lake did we pick for the cabin?"
+    memory.append(cid, {"role": "user", "content": question})
+    page = _search(memory, cid, "which lake did we pick for the cabin?")
+    assert "[seq 3," not in page, page
+    assert page.splitlines()[0].startswith("2 results"), page
+
+
+def test_a_hit_shows_enough_of_a_long_message_to_hold_a_list(memory: Memory) -> None:
+    cid = memory.create_conversation("claude-haiku-4-5", context_window=8_000)
+    middle = " ".join(["It follows an ordinary family through a strange and funny week."] * 4)
+    said = f'I recommend the movie "Crazy Alien". {middle} If you like action, try "The Climbers" too.'
+    memory.append(cid, {"role": "user", "content": "Any weekend plans for me?"})
+    memory.append(cid, {"role": "assistant", "content": said})
+    page = _search(memory, cid, "which movie did you recommend")
+    assert "Crazy Alien" in page and "The Climbers" in page, page
+
+
+def test_the_first_page_stays_within_its_token_budget(memory: Memory) -> None:
+    cid = memory.create_conversation("claude-haiku-4-5", context_window=200_000)
+    long = "The deployment runbook step {n} covers rollback, canaries and the pager. " * 12
+    for n in range(30):
+        memory.append(cid, {"role": "user", "content": long.format(n=n) + " Does that look right?"})
+        memory.append(cid, {"role": "assistant", "content": long.format(n=n) + " What about rollback?"})
+    call = {
+        "type": "tool_use",
+        "id": "t",
+        "name": "search_history",
+        "input": {"query": "deployment runbook rollback", "limit": 20},
+    }
+    page = str(memory.handle_tool_call(cid, call)["content"])
+    head, *body, foot = page.splitlines()
+    shown = int(head.split()[0])
+    assert 1 <= shown < 20, head  # the budget, not the limit, ended the page
+    assert memory.admin.counter.count("\n".join(body)) <= 2_000 + 8 * shown  # each block's "N. " prefix
+    assert foot.startswith("read_archived")
