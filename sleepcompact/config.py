@@ -126,7 +126,7 @@ class Settings:
             )
         log_format = _log_format(env)
         thresholds = _thresholds(env)
-        return cls(
+        base = cls(
             database_url=env.get("SLEEPCOMPACT_DATABASE_URL", DEFAULT_DATABASE_URL),
             broker_url=env.get("SLEEPCOMPACT_BROKER_URL", DEFAULT_BROKER_URL),
             broker_polling_interval=_float(env, "SLEEPCOMPACT_BROKER_POLLING_INTERVAL", 0.1),
@@ -161,32 +161,41 @@ class Settings:
             summary_instructions=env.get("SLEEPCOMPACT_SUMMARY_INSTRUCTIONS") or None,
             tenant_summary_instructions=_tenant_instructions(env),
             hooks=env.get("SLEEPCOMPACT_HOOKS") or None,
-            timezone=env.get("SLEEPCOMPACT_TIMEZONE", "UTC"),
-            nightly_cron=env.get("SLEEPCOMPACT_NIGHTLY_CRON", "0 3 * * *"),
-            idle_minutes=_int(env, "SLEEPCOMPACT_IDLE_MINUTES", 30),
-            idle_sweep_seconds=_int(env, "SLEEPCOMPACT_IDLE_SWEEP_SECONDS", 300),
-            sweep_batch_size=_int(env, "SLEEPCOMPACT_SWEEP_BATCH_SIZE", 500),
-            task_soft_time_limit=_int(env, "SLEEPCOMPACT_TASK_SOFT_TIME_LIMIT", 300),
-            task_time_limit=_int(env, "SLEEPCOMPACT_TASK_TIME_LIMIT", 360),
-            lease_grace_s=_int(env, "SLEEPCOMPACT_LEASE_GRACE", 60),
-            worker_concurrency=_int(env, "SLEEPCOMPACT_WORKER_CONCURRENCY", 2),
-            nightly_batches=_bool(env, "SLEEPCOMPACT_NIGHTLY_BATCHES"),
-            batch_poll_seconds=_int(env, "SLEEPCOMPACT_BATCH_POLL_SECONDS", 300),
-            beat_schedule_file=env.get("SLEEPCOMPACT_BEAT_SCHEDULE", "./sleepcompact-beat"),
-            llm_rescoring=_bool(env, "SLEEPCOMPACT_LLM_RESCORING"),
-            auto_compact=_bool(env, "SLEEPCOMPACT_AUTO_COMPACT", default=True),
-            guard_deadline_s=_float(env, "SLEEPCOMPACT_GUARD_DEADLINE", 20.0),
-            guard_lease_wait_s=_float(env, "SLEEPCOMPACT_GUARD_LEASE_WAIT", 10.0),
-            sleep_request_interval_s=_int(env, "SLEEPCOMPACT_SLEEP_REQUEST_INTERVAL", 300, minimum=0),
-            calibration_cache_s=_float(env, "SLEEPCOMPACT_CALIBRATION_CACHE", 60.0),
-            render_cache_conversations=_int(env, "SLEEPCOMPACT_RENDER_CACHE", 256, minimum=0),
-            metrics_port=_int(env, "SLEEPCOMPACT_METRICS_PORT", 0, minimum=0),
-            async_workers=_int(env, "SLEEPCOMPACT_ASYNC_WORKERS", 8),
         )
+        return _processes(base, env)
 
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with some fields replaced (the object itself never changes)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _processes(base: Settings, env: Mapping[str, str]) -> Settings:
+    """``base`` with the settings of the processes around the library read from ``env``: the schedule
+    and sweeps, the worker and its tasks, the guard's waits, the caches and the metrics port."""
+    return replace(
+        base,
+        timezone=env.get("SLEEPCOMPACT_TIMEZONE", "UTC"),
+        nightly_cron=env.get("SLEEPCOMPACT_NIGHTLY_CRON", "0 3 * * *"),
+        idle_minutes=_int(env, "SLEEPCOMPACT_IDLE_MINUTES", 30),
+        idle_sweep_seconds=_int(env, "SLEEPCOMPACT_IDLE_SWEEP_SECONDS", 300),
+        sweep_batch_size=_int(env, "SLEEPCOMPACT_SWEEP_BATCH_SIZE", 500),
+        task_soft_time_limit=_int(env, "SLEEPCOMPACT_TASK_SOFT_TIME_LIMIT", 300),
+        task_time_limit=_int(env, "SLEEPCOMPACT_TASK_TIME_LIMIT", 360),
+        lease_grace_s=_int(env, "SLEEPCOMPACT_LEASE_GRACE", 60),
+        worker_concurrency=_int(env, "SLEEPCOMPACT_WORKER_CONCURRENCY", 2),
+        nightly_batches=_bool(env, "SLEEPCOMPACT_NIGHTLY_BATCHES"),
+        batch_poll_seconds=_int(env, "SLEEPCOMPACT_BATCH_POLL_SECONDS", 300),
+        beat_schedule_file=env.get("SLEEPCOMPACT_BEAT_SCHEDULE", "./sleepcompact-beat"),
+        llm_rescoring=_bool(env, "SLEEPCOMPACT_LLM_RESCORING"),
+        auto_compact=_bool(env, "SLEEPCOMPACT_AUTO_COMPACT", default=True),
+        guard_deadline_s=_float(env, "SLEEPCOMPACT_GUARD_DEADLINE", 20.0),
+        guard_lease_wait_s=_float(env, "SLEEPCOMPACT_GUARD_LEASE_WAIT", 10.0),
+        sleep_request_interval_s=_int(env, "SLEEPCOMPACT_SLEEP_REQUEST_INTERVAL", 300, minimum=0),
+        calibration_cache_s=_float(env, "SLEEPCOMPACT_CALIBRATION_CACHE", 60.0),
+        render_cache_conversations=_int(env, "SLEEPCOMPACT_RENDER_CACHE", 256, minimum=0),
+        metrics_port=_int(env, "SLEEPCOMPACT_METRICS_PORT", 0, minimum=0),
+        async_workers=_int(env, "SLEEPCOMPACT_ASYNC_WORKERS", 8),
+    )
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:

@@ -59,11 +59,41 @@ def eval_(
     compactions, summarizer tokens, forward-reference recall (and where each recalled identifier
     was) and the run's cost with prompt-cache pricing. With ``--qa``: ask each conversation's questions
     at its end; is the answer in the context, and in the recall tool's first page?"""
-    if not window:
-        raise typer.BadParameter("give at least one --window", param_hint="--window")
+    windows, chosen = _runnable(window, qa, files, policy)
     pricing = Pricing(
         input_price=input_price, output_price=output_price, ttl_seconds=cache_ttl, call_gap=call_gap
     )
+    with memory(offline=True) as mem:
+        # Thousands of guard and compaction lines would bury the table; warnings still show.
+        configure_logging(mem.settings.with_overrides(log_level="WARNING"), force=True)
+        with _progress(as_json) as progress:
+            if qa is not None:
+                qa_results = mem.admin.evaluate_qa(
+                    qa,
+                    windows=windows,
+                    policies=chosen,
+                    tick_every=tick_every,
+                    recall_budget=recall_budget,
+                    progress=progress,
+                )
+            else:
+                results = mem.admin.evaluate(
+                    files or [], windows=windows, policies=chosen, tick_every=tick_every, progress=progress
+                )
+    if qa is not None:
+        show({str(w): rs for w, rs in qa_results.items()}, as_json, lambda: _each(qa_results, _qa_table))
+    else:
+        priced = {str(w): [r.to_dict(pricing) for r in rs] for w, rs in results.items()}
+        show(priced, as_json, lambda: _each(results, lambda w, rs: _table(w, rs, pricing)))
+
+
+def _runnable(
+    window: list[int] | None, qa: Path | None, files: list[Path] | None, policy: list[str] | None
+) -> tuple[list[int], list[str]]:
+    """The windows and the policies to run; a usage error when the command line asks for nothing
+    runnable."""
+    if not window:
+        raise typer.BadParameter("give at least one --window", param_hint="--window")
     if (qa is None) == (not files):
         raise typer.BadParameter("give conversation files, or --qa FILE (not both)", param_hint="FILES")
     known = QA_POLICIES if qa is not None else POLICIES
@@ -73,28 +103,7 @@ def eval_(
         raise typer.BadParameter(
             f"unknown policies {unknown}; known: {', '.join(known)}", param_hint="--policy"
         )
-    with memory(offline=True) as mem:
-        # Thousands of guard and compaction lines would bury the table; warnings still show.
-        configure_logging(mem.settings.with_overrides(log_level="WARNING"), force=True)
-        with _progress(as_json) as progress:
-            if qa is not None:
-                qa_results = mem.admin.evaluate_qa(
-                    qa,
-                    windows=window,
-                    policies=chosen,
-                    tick_every=tick_every,
-                    recall_budget=recall_budget,
-                    progress=progress,
-                )
-            else:
-                results = mem.admin.evaluate(
-                    files or [], windows=window, policies=chosen, tick_every=tick_every, progress=progress
-                )
-    if qa is not None:
-        show({str(w): rs for w, rs in qa_results.items()}, as_json, lambda: _each(qa_results, _qa_table))
-    else:
-        priced = {str(w): [r.to_dict(pricing) for r in rs] for w, rs in results.items()}
-        show(priced, as_json, lambda: _each(results, lambda w, rs: _table(w, rs, pricing)))
+    return window, chosen
 
 
 def _each(results: dict[int, list[T]], table: Callable[[int, list[T]], None]) -> None:

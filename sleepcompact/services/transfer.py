@@ -212,6 +212,20 @@ def import_bytes(
     if tenant_map:
         raise InvalidSetting("a tenant map applies to lossless exports only; give the tenant to import into")
     parsed = parse_import(raw, source=source, all_records=all_records, record=record)
+    spec, explicit = _replay_spec(model, context_window, plan, tenant_id, agent_id, conversation_id)
+    return import_conversations(deps, parsed, spec, fmt=fmt, source=source, explicit=explicit)
+
+
+def _replay_spec(
+    model: str | None,
+    context_window: int | None,
+    plan: str | None,
+    tenant_id: str | None,
+    agent_id: str | None,
+    conversation_id: str | None,
+) -> tuple[ConversationSpec, frozenset[str]]:
+    """The settings of a replayed import, and the names of those given explicitly (they win over what
+    the file carries)."""
     given = {
         "model": model,
         "context_window": context_window,
@@ -227,8 +241,7 @@ def import_bytes(
         context_window=context_window,
         conversation_id=conversation_id,
     )
-    explicit = frozenset(k for k, v in given.items() if v is not None)
-    return import_conversations(deps, parsed, spec, fmt=fmt, source=source, explicit=explicit)
+    return spec, frozenset(k for k, v in given.items() if v is not None)
 
 
 def _refuse_replay_options(given: Mapping[str, bool]) -> None:
