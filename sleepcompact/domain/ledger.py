@@ -21,8 +21,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from sleepcompact.domain.cut_names import CUT, cut_names, listed
 from sleepcompact.domain.identifiers import error_lines
 from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.messages import content_text
@@ -34,6 +35,7 @@ STATUSES = ("done", "answered", "in progress", "pending")
 _VALUE_CHARS = 90  # a longer argument keeps its head and tail around an ellipsis
 _ARGS_CHARS = 240
 _TEXT_CHARS = 160
+_OUTCOME = ") → "
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n[ \t]*```", re.S)
 _SHELLS = ("", "bash", "sh", "shell", "console")
 _XML_ACTION = re.compile(r"<command>\s*(.+?)\s*</command>", re.S)
@@ -79,10 +81,16 @@ class Entry:
     errors: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     decisions: int = 0
+    names: tuple[str, ...] = ()  # identifiers of a call's cut arguments, before they are listed
+    cut: str = ""  # how the line lists them ("; cut: `a`, `b`"): the first thing to go for room
+    cut_at: int = 0  # where in ``text`` the list goes: the end of the call's arguments
 
     def render(self) -> str:
         span = f"{self.seq}-{self.last_seq}" if self.last_seq != self.seq else f"{self.seq}"
-        return f"seq {span} {self.text}"
+        text = self.text
+        if self.cut:  # inside the call's parentheses, the outcome last as on every call line
+            text = f"{text[: self.cut_at]}{self.cut}{text[self.cut_at :]}"
+        return f"seq {span} {text}"
 
 
 def cut_middle(text: str, limit: int) -> str:
@@ -94,12 +102,14 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{line[:head]}…{line[len(line) - (limit - head - 1) :]}"
 
 
-def _arguments(tool_input: dict[str, object]) -> str:
-    parts = []
+def _arguments(tool_input: dict[str, object]) -> tuple[str, str]:
+    """The arguments as the ledger shows them (long values cut middle-out), and in full."""
+    parts, full = [], []
     for key, value in tool_input.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
         parts.append(f"{key}={json.dumps(cut_middle(str(shown), _VALUE_CHARS), ensure_ascii=False)}")
-    return cut_middle(", ".join(parts), _ARGS_CHARS)
+        full.append(str(shown))
+    return cut_middle(", ".join(parts), _ARGS_CHARS), "\n".join(full)
 
 
 def _outcome(text: str, is_error: bool) -> str:
@@ -168,7 +178,8 @@ def _scan(rows: Sequence[MessageRecord]) -> _Scan:
                 if result
                 else "no result"
             )
-            _call(scan, row.seq, row.tool_name or "tool", _arguments(call_input(row)), outcome)
+            shown, full = _arguments(call_input(row))
+            _call(scan, row.seq, row.tool_name or "tool", shown, outcome, cut_names(full, shown))
         elif row.role == "assistant" and row.kind == "message":
             pending_action = _text_action(row)
             _decisions(scan, row, acting=pending_action is not None or row.seq in acting)
@@ -177,8 +188,10 @@ def _scan(rows: Sequence[MessageRecord]) -> _Scan:
             # What answers an action a message ends with is its output; else only what looks like one.
             harness = _OBSERVATION.search(text) is not None
             if pending_action and (pending_action.at_end or harness):
-                command = json.dumps(cut_middle(pending_action.command, _ARGS_CHARS), ensure_ascii=False)
-                _call(scan, pending_action.seq, "shell", f"command={command}", _outcome(text, False))
+                cut = cut_middle(pending_action.command, _ARGS_CHARS)
+                command = json.dumps(cut, ensure_ascii=False)
+                names = cut_names(pending_action.command, cut)
+                _call(scan, pending_action.seq, "shell", f"command={command}", _outcome(text, False), names)
             elif harness:
                 pass  # the harness's own feedback ("provide exactly one action"): neither action nor request
             elif _is_request(row, first_user):
@@ -199,10 +212,19 @@ def _decisions(scan: _Scan, row: MessageRecord, *, acting: bool) -> None:
         scan.entries.append(Entry(row.seq, row.seq, "decision", text, decisions=1))
 
 
-def _call(scan: _Scan, seq: int, tool: str, args: str, outcome: str) -> None:
+def _call(scan: _Scan, seq: int, tool: str, args: str, outcome: str, names: tuple[str, ...] = ()) -> None:
     entry = Entry(seq, seq, "call", f"call {tool}({args}) → {outcome}", Counter({tool: 1}))
     entry.errors = int(outcome.startswith("error"))
+    entry.names, entry.cut_at = names, len(f"call {tool}({args}")
     scan.entries.append(entry)
+
+
+def _with_names(entries: Sequence[Entry]) -> None:
+    """Each call whose arguments were cut lists what the cut took (``cut_names.listed``)."""
+    newest_first = list(reversed(entries))
+    for entry, cut in zip(newest_first, listed([(e.names, e.text) for e in newest_first]), strict=True):
+        if cut:
+            entry.cut = cut
 
 
 def request_status(rows: Sequence[MessageRecord], seq: int, following: Sequence[MessageRecord] = ()) -> str:
@@ -240,6 +262,7 @@ def fold_ledger(rows: Sequence[MessageRecord], following: Sequence[MessageRecord
         status = request_status(ordered, entry.seq, following)
         entry.text = f"{entry.text} → {status}"
         entry.statuses[status.split(" (")[0]] += 1
+    _with_names(scan.entries)
     return scan.entries
 
 
@@ -259,6 +282,12 @@ def carried_ledger(previous_summary: str | None) -> list[Entry]:
 def _parsed(match: re.Match[str]) -> Entry:
     first, last, kind, rest = int(match.group(1)), match.group(2), match.group(3), match.group(4)
     entry = Entry(first, int(last) if last else first, kind, f"{kind}{rest}")
+    if kind == "call" and CUT in rest and _OUTCOME in rest:
+        start = entry.text.rindex(CUT)
+        end = entry.text.find(_OUTCOME, start)
+        if end > start:
+            entry.text, entry.cut = entry.text[:start] + entry.text[end:], entry.text[start:end]
+            entry.cut_at = start
     if kind == "call":
         tool = re.match(r"\s*([^(\s]+)\(", rest)
         entry.tools[tool.group(1) if tool else "tool"] += 1
@@ -302,11 +331,15 @@ def roll_up(entries: Sequence[Entry]) -> Entry:
 
 
 def bounded(entries: list[Entry], budget: int, count: Callable[[str], int]) -> list[Entry]:
-    """The ledger within ``budget`` tokens: the oldest lines rolled up, a quarter at a time."""
+    """The ledger within ``budget`` tokens: the oldest lines rolled up, a quarter at a time; a quarter
+    that lists what its cut arguments named first loses those lists, then is rolled up."""
     kept = list(entries)
     while len(kept) > 1 and count(render(kept)) > budget:
         head = 1 if kept[0].kind == "rolled up" else 0
         take = max(2, (len(kept) - head) // 4) + head
+        if any(e.cut for e in kept[:take]):
+            kept = [replace(e, cut="") for e in kept[:take]] + kept[take:]
+            continue
         kept = [roll_up(kept[:take]), *kept[take:]]
     return kept
 

@@ -11,12 +11,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sleepcompact.domain.budget import Budget
+from sleepcompact.domain.identifiers import looks_secret
+from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
 from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.summary_items import output_identifiers
 
 Count = Callable[[str], int]
 TRUNCATION_MARKER = (
     "\n\n[... {removed:,} tokens truncated from the middle of this output; "
+    "the full text: read_archived(seq={seq})]\n\n"
+)
+NAMED_TRUNCATION_MARKER = (
+    "\n\n[... {removed:,} tokens truncated from the middle of this output, which named {names}; "
     "the full text: read_archived(seq={seq})]\n\n"
 )
 MASK_PLACEHOLDER = (
@@ -77,21 +84,46 @@ def _is_user_turn(row: MessageRecord) -> bool:
 
 
 def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tuple[str, int]:
-    """Keep the head and tail of ``text`` within ``cap`` tokens, with a marker saying what was cut."""
+    """Keep the head and tail of ``text`` within ``cap`` tokens, with a marker saying what was cut and
+    which identifiers the cut part named (in at most a quarter of the room)."""
     marker_budget = count(TRUNCATION_MARKER.format(removed=tokens, seq=seq)) + MESSAGE_OVERHEAD + 8
     keep = max(cap - marker_budget, 16)
     chars_per_token = max(len(text) / max(tokens, 1), 1.0)
     half = int(keep / 2 * chars_per_token)
-    for _ in range(6):  # shrink until the real count fits; ratio estimates can be off on odd text
+    room = int(keep / 4 * chars_per_token)
+    named = output_identifiers(text)
+    for _ in range(8):  # shrink until the real count fits; ratio estimates can be off on odd text
         head, tail = text[:half], text[-half:] if half else ""
         kept = count(head) + count(tail)
         removed = max(tokens - kept, 0)
-        out = head + TRUNCATION_MARKER.format(removed=removed, seq=seq) + tail
+        names = cut_identifiers(named, head + tail, room)
+        marker = NAMED_TRUNCATION_MARKER if names else TRUNCATION_MARKER
+        out = head + marker.format(removed=removed, seq=seq, names=names) + tail
         cost = count(out) + MESSAGE_OVERHEAD
         if cost <= cap or half <= 8:
             return out, cost
         half = int(half * 0.8)
     return out, cost
+
+
+def cut_identifiers(named: list[tuple[int, str, str]], kept: str, room: int) -> str:
+    """Of the identifiers an output ``named`` (``summary_items.output_identifiers``), those its ``kept``
+    part does not show (paths, ids, code names: the ones worth the most first), listed in text order
+    within ``room`` characters; empty when there are none."""
+    found: dict[str, tuple[int, int]] = {}
+    for n, (weight, value, _label) in enumerate(named):
+        if value not in found and value not in kept and "`" not in value and "\n" not in value:
+            found[value] = (weight, n)
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for value, (_weight, n) in sorted(found.items(), key=lambda kv: kv[1]):
+        if used + len(value) + 4 > room:
+            continue
+        if flag_imperatives(value) or looks_secret(value):
+            continue
+        chosen.append((n, value))
+        used += len(value) + 4
+    return ", ".join(f"`{v}`" for _n, v in sorted(chosen))
 
 
 def _view_tokens(text: str, count: Count) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sleepcompact.domain.identifiers import error_lines, find_identifiers, output_noise
@@ -160,6 +161,11 @@ def _output_identifiers(text: str, fields: frozenset[str]) -> list[tuple[int, st
     ]
 
 
+def output_identifiers(text: str) -> list[tuple[int, str, str]]:
+    """(weight, value, label) of the identifiers a tool output names, in text order (0 weighs most)."""
+    return _output_identifiers(text, frozenset())
+
+
 def _from_outputs(
     rows: list[MessageRecord], fields: frozenset[str], said: dict[str, tuple[str, str, int]]
 ) -> list[Item]:
@@ -197,14 +203,43 @@ def identifier_items(rows: list[MessageRecord]) -> list[Item]:
         Item("Files touched", f"`{p}` ({', '.join(f'{t} ×{n}' for t, n in sorted(c.items()))})", 10, (0, i))
         for i, (p, c) in enumerate(touched.items())
     ]
+    shown = _shown_within(v for v, (_l, kind, _p) in said.items() if kind != "path")
+    best: dict[str, tuple[int, int]] = {}
+    for value, (_, kind, pos) in said.items():  # a part takes its place in the whole that shows it
+        if kind != "path" and value in shown:
+            whole = shown[value]
+            own = best.get(whole, (_weight(said[whole][1], whole), said[whole][2]))
+            best[whole] = min((_weight(kind, value), pos), own)
     for value, (label, kind, pos) in sorted(said.items(), key=lambda kv: kv[1][2]):
         if kind == "path" and value not in touched:
             items.append(Item("Files touched", f"`{value}` (mentioned)", 10, (1, pos)))
-        elif kind != "path":
-            items.append(
-                Item("Critical data (verbatim)", f"{label}={code(value)}", 10, (_weight(kind, value), pos))
-            )
+        elif kind != "path" and value not in shown:
+            rank = best.get(value, (_weight(kind, value), pos))
+            items.append(Item("Critical data (verbatim)", f"{label}={code(value)}", 10, rank))
     return items + _from_outputs(rows, fields, said)
+
+
+_PART_SPLIT = re.compile(r"[^\w.]+")
+
+
+def _shown_within(values: Iterable[str]) -> dict[str, str]:
+    """Each value that another one shows whole (``user_permissions`` in ``user.user_permissions.add``,
+    ``django.setup`` in ``django.setup()``), with the longest value that shows it: listing the part too
+    says nothing new."""
+    wholes = sorted(set(values), key=lambda v: (-len(v), v))
+    present = set(wholes)
+    shown: dict[str, str] = {}
+    for whole in wholes:
+        if whole in shown:
+            continue
+        for word in _PART_SPLIT.split(whole):
+            segments = [s for s in word.split(".") if s]
+            for i in range(len(segments)):
+                for j in range(i + 1, len(segments) + 1):
+                    part = ".".join(segments[i:j])
+                    if part != whole and part in present and part not in shown and part in whole:
+                        shown[part] = whole
+    return shown
 
 
 def error_items(rows: list[MessageRecord], names: dict[str, str]) -> tuple[list[Item], int]:
