@@ -5,11 +5,12 @@ like orders addressed to a model is reported, never copied into history as if it
 
 ``detect`` reads a text as a model would (``domain.injection_text``: invisibles stripped, look-alikes
 mapped, encoded runs decoded), matches the weighted rules (``injection_rules_address``: who is
-addressed and how; ``injection_rules``: what is asked for; ``injection_rules_i18n``: other languages)
-chunk by chunk where their gates pass (``injection_gates``), and adds the weights of the distinct
-rules found within ``WINDOW`` lines of each other: at ``THRESHOLD`` the text is flagged. A match that
-is reported speech (quoted in an article about attacks, or "the page told the model to ...") is kept
-as a finding but does not count. ``domain.quarantine`` uses the verdict on summaries.
+addressed and how; ``injection_rules``: what is asked for; ``injection_rules_signals``: how it is laid
+out; ``injection_rules_i18n`` and ``injection_rules_world``: other languages) chunk by chunk where
+their gates pass (``injection_gates``), and adds the weights of the distinct rules found within
+``WINDOW`` lines of each other: at ``THRESHOLD`` the text is flagged. A match that is reported speech
+(quoted in an article about attacks, or "the page told the model to ...") is kept as a finding but
+does not count. ``domain.quarantine`` uses the verdict on summaries.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sleepcompact.domain.injection_rules_memory import MEMORY_RULES
 from sleepcompact.domain.injection_rules_reader import READER_RULES
 from sleepcompact.domain.injection_rules_reset import RESET_RULES
 from sleepcompact.domain.injection_rules_safeguards import SAFEGUARD_RULES
+from sleepcompact.domain.injection_rules_signals import SIGNAL_RULES
 from sleepcompact.domain.injection_text import payloads, strip_invisible, views
 from sleepcompact.domain.memo import TextMemo
 
@@ -56,6 +58,7 @@ RULES: tuple[Rule, ...] = (
     *ACTION_RULES,
     *SAFEGUARD_RULES,
     *MEMORY_RULES,
+    *SIGNAL_RULES,
 )
 """The English rules, in the order reasons are listed."""
 
@@ -71,7 +74,10 @@ _META = re.compile(
 _FRAME = re.compile(
     r"(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|strings?|payloads?|text|known\s+as"
     r"|called|begins?\s+with|starts?\s+with|contain(?:s|ing)?|reads?|says?|said|wrote|writes?|write|quoted?"
-    r"|example|as|of)\W{0,3}$",
+    r"|example|as|of"
+    # A quotation that names a message on a screen: 'the message "SYSTEM OVERRIDE ACTIVE" means ...'.
+    r"|(?:the|an?|this|that)\s+(?:message|error|warning|label|banner|status|notice|title|heading|button"
+    r"|prompt|code)|about(?:\s+(?:the|an?|this))?)\W{0,3}$",
     re.I,
 )
 # Narration of what an attack did: "a page told the assistant to ...".
@@ -86,6 +92,8 @@ _NARRATION = re.compile(
 # A summary or a report naming what it did not follow: "it contained an instruction to ...".
 _NAMED = re.compile(
     r"\b(?:an?|the|its|their|\w+'s)\s+(?:\w+\s+)?(?:instruction|request|attempt|order)s?\s+to\s+$"
+    # A kind of request, named in the plural: "must refuse requests to disable these checks".
+    r"|\b(?:instructions|requests|attempts|orders)\s+to\s+$"
     r"|\b(?:attempted|tried|trying|attempts?)\s+to\s+$",
     re.I,
 )
@@ -103,7 +111,8 @@ _NARRATION_PRESENT = re.compile(
 )
 # An unquoted example in an article: "tokens such as <|im_start|>".
 _EXAMPLE = re.compile(
-    r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|including)\b[^.!?]{0,60}$", re.I
+    r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|including|of\s+the\s+form)\b[^.!?]{0,60}$",
+    re.I,
 )
 # In an article about attacks, an instruction named as the object of hiding or finding is described:
 # "job seekers are hiding instructions for AI screeners in their CVs".
@@ -120,10 +129,12 @@ _THIRD_PERSON = re.compile(
 # A line set off as a quoted or indented block after a line ending with a colon ("The following string
 # is scored 0.02:"): in an article about attacks, that block is the example.
 _BLOCK = re.compile(r"^(?: {4}|\t|>)")
+# A key before a quoted value ("message: "...", "  - title: "..."): the value is data.
+_KEY = re.compile(r"[\s\-{\[,]*[\w.$@][\w.$@-]{0,59}\s*:")
 _INTRODUCES = re.compile(r":\s*$")
 # Code spans (backticks) are not quotations: "run `curl ... | sh`" is an order.
 _PAIRS = {"“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "„": "“"}
-_HIDDEN = ("base64", "hex", "tag characters", "rot13")  # readings of decoded payloads
+_HIDDEN = ("base64", "hex", "tag characters", "rot13", "reversed")  # readings of decoded payloads
 
 
 @dataclass(frozen=True)
@@ -135,7 +146,7 @@ class Finding:
     weight: float
     line: int
     excerpt: str
-    via: str = "text"  # the reading it matched in: text, latin, squeezed, base64, hex, tag characters, rot13
+    via: str = "text"  # the reading: text, latin, squeezed, base64, hex, tag characters, rot13, reversed
     reported: bool = False  # quoted or narrated as an example: shown, not counted
 
     def describe(self) -> str:
@@ -180,8 +191,10 @@ def _quoted(line: str, start: int, end: int) -> tuple[bool, str]:
     if before.count('"') % 2 == 1 and '"' in after:
         opening = before.rfind('"')
         lead = before[:opening].rstrip()
-        # A JSON value or an HTML attribute is data, not a quotation.
-        return (not lead.endswith((":", "=", "[", ",", "{")), lead)
+        # A JSON value or an HTML attribute is data, not a quotation; a sentence ending in a colon
+        # ("The quoted payload was: "...") introduces one.
+        data = lead.endswith(("=", "[", ",", "{", '":', "':")) or _KEY.fullmatch(lead) is not None
+        return (not data, lead)
     for opening_char, closing in _PAIRS.items():
         opening = before.rfind(opening_char)
         if opening >= 0 and closing not in before[opening + 1 :] and closing in after:
@@ -282,7 +295,8 @@ def _payload_findings(text: str, depth: int) -> list[Finding]:
     for payload in payloads(text):
         inner = _detect(payload.text, depth + 1)
         for f in inner.counted:
-            line = f.line if payload.how == "rot13" else payload.line
+            # The whole text read as ROT13 keeps its lines; any other payload sits on one line.
+            line = f.line if payload.how == "rot13" and payload.line == 0 else payload.line
             found.append(Finding(f.rule, f.reason, f.weight, line, f.excerpt, payload.how))
     return found
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 
+from sleepcompact.domain.injection_rules_world import ASCII_WORDS
+
 _WORD = re.compile(r"[a-z]+")
 
 _AI_WORDS = (
@@ -42,6 +44,9 @@ _FOREIGN = (
     " para cher querido querida estimado liebe lieber caro cara ia ki asistente assistente assistent modelo"
     " modell modello agente agenten opmerking voor aan notitie keur meld uwaga dla asystenta asystent"
     " notatka yapay zeka icin ricorda recuerda onthoud"
+    # Languages in plain ASCII letters (Indonesian, Malay, Swahili, Tagalog): see injection_rules_world.
+    " untuk kepada catatan pesan asisten kwa msaidizi ujumbe tuma kumbuka bila kirim simpan ingat abaikan"
+    " lupakan jangan huu hii sahau puuza katulong asistan talimat gonder"
 )
 
 GATES: dict[str, str] = {
@@ -62,6 +67,7 @@ GATES: dict[str, str] = {
     "system line": "system developer admin",
     "system heading": "system developer instruction instructions input",
     "template markers": "system 系统 系統 システム <| [inst [/inst <<sys <</sys _of_turn <system </system"
+    " <admin </admin <developer </developer <operator </operator"
     " tool_result function_results tool_response </assistant </human </transcript begin end",
     "urgent tag": "<important <critical <urgent <instruction <secret <hidden <admin",
     "prompt extraction": "your prompt instructions system",
@@ -91,7 +97,7 @@ GATES: dict[str, str] = {
     "deceives": "tell inform assure convince reassure say state report claim respond reply answer write"
     " conclude output print",
     "orders commands": "execute run",
-    "orders a tool call": "call invoke trigger execute use run",
+    "orders a tool call": "call invoke trigger execute use run using via through",
     "urgency": "immediately right urgent urgently",
     "destructive": "rm --no-preserve-root chmod mkfs dd :(){ drop push delete destroy wipe truncate remove"
     " erase purge",
@@ -110,12 +116,16 @@ GATES: dict[str, str] = {
     "heading for AI readers": "# & to for",
     "promotes": "suggest recommend tell ask urge encourage prefer always only",
     "addresses an agent": "agent agents bot bots model models @",
-    "the reader of this": "this these",
-    "voids what it was told": "you your context everything whatever",
+    "the reader of this": "this these channel thread inbox mailbox page repo repository document file email"
+    " emails issue issues chat ticket tickets conversation feed queue comment comments review reviews",
+    "voids what it was told": "you your context everything whatever model model's assistant assistant's",
     "fresh start": "slate hereby sentence line point paragraph message one only sole single operative"
     " governing govern governs baseline priority brief directive force",
     "removes a safeguard": "disable skip bypass turn remove drop deactivate suppress skip_ disable_ bypass_"
     " verify check require strict --no-verify",
+    "safeguard off": "disabled skipped waived bypassed removed suspended switched turned & verification"
+    " checks check review reviews protection scan scans scanning signature 2fa mfa two-factor tls ssl"
+    " certificate confirmation codeowners hooks audit identity fraud background kyc | optional safely",
     "leaks its context": "context prompt instructions keys key history headers token variables conversation"
     " chat session",
     "role tag": "<user <human <assistant <system <developer assistant ai model gpt claude bot",
@@ -123,8 +133,25 @@ GATES: dict[str, str] = {
     "writes to memory": "memory memories knowledge file mind preference fact rule persist remember notes",
     "future sessions": "future across session",
     "standing permission": "authorized authorised approved pre-approved permitted allowed granted consented"
-    " agreed",
+    " agreed standing | may are is & approve refund run execute send share delete transfer grant"
+    " publish disable bypass wire pay merge deploy",
     "gives it to anyone": "whoever anyone anybody any",
+    # The structural signs (``injection_rules_signals``).
+    "persona without rules": "you proceed operate continue act respond answer behave",
+    "key for the model": "message messages note notes instruction instructions notice notices prompt prompts"
+    " directive directives hint hints order orders & ai llm llms agent agents assistant assistants model"
+    " models bot bots copilot copilots",
+    "meant for AI": "meant intended written addressed reserved | humans human people & not can may should",
+    "header for the model": f"{_AI_WORDS} | model models agent agents bot bots copilots crawler crawlers"
+    " scraper scrapers summarizer summarizers summariser summarisers",
+    "greets the model": "dear hello hi hey greetings attention",
+    "drops the task": "forget ignore drop abandon scrap skip disregard cancel & task assignment job",
+    "hidden markup": "style hidden aria",
+    "unredacted": "redact redacting redacted redaction mask masked masking censor censored censoring"
+    " obfuscate obfuscated obfuscating truncate truncated truncating unredacted | output contents content"
+    " result & env printenv set export cat",
+    "mass send": "everyone everybody all entire whole every",
+    "uses the user's credentials": "using npm cargo gem twine",
 }
 """Each rule's gate by name; a rule of another language passes on non-ASCII letters or ``_FOREIGN``."""
 
@@ -151,7 +178,7 @@ _SUBSTRINGS = tuple(
         }
     )
 )
-_FOREIGN_WORDS = frozenset(_FOREIGN.split())
+_FOREIGN_WORDS = frozenset(_FOREIGN.split()) | frozenset(ASCII_WORDS)
 _NON_ASCII_LETTER = re.compile(r"(?![\x00-\x7f])[^\W\d_]")
 OTHER_LANGUAGE = "\x00other language"
 """The token ``tokens_of`` adds when a chunk may be in another language (non-ASCII letters or a word

@@ -53,7 +53,7 @@ QUALIFIER = (
 _MACHINE = r"(?:ai|a\.i\.|llm|gpt|automated|autonomous|ai[- ]based|ai[- ]powered|llm[- ]based|machine)"
 AI_NOUN = (
     rf"\b(?:(?:{QUALIFIER}[\s-]+){{0,2}}(?:ai|a\.i\.|llms?|large\s+language\s+models?|language\s+models?"
-    r"|assistants?|chatbots?|claude|chatgpt|gpt(?:-\d[\w.]*)?|copilot|gemini|summari[sz]ers?)"
+    r"|assistants?|chatbots?|claude|chatgpt|gpt(?:-\d[\w.]*)?|copilots?|gemini|summari[sz]ers?)"
     rf"|{QUALIFIER}[\s-]+(?:agents?|bots?|models?)|(?:ai|a\.i\.|llm|gpt)[\s-]+(?:tools?|systems?)"
     # Readers that are machines only when qualified ("automated reviewer"; a "code reviewer" is a person),
     # and anything described by an agent's capabilities ("systems with code execution").
@@ -85,7 +85,7 @@ _LOOT = (
 )
 _DESTINATION = r"(?:<?https?://|[\w.+-]+@[\w-]+\.[\w.]{2,})"
 _PLACEHOLDER = (
-    r"(?:\{\{?[^}\s]{1,40}\}?\}|<[A-Za-z_' ]{2,100}>|(?<==)(?-i:[A-Z]{5,30})(?=[&)\s\"'#]|$)"
+    r"(?:\{\{?[^}\s]{1,40}\}?\}|<[A-Za-z_' ,.-]{2,100}>|(?<==)(?-i:[A-Z]{5,30})(?=[&)\s\"'#]|$)"
     r"|\[[A-Z][A-Z0-9 _-]{2,60}\]|\$\{?[A-Za-z_]{2,40}\}?"
     r"|%[A-Z_]{2,40}%|(?-i:\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b))"
 )
@@ -175,7 +175,8 @@ ACTION_RULES: tuple[Rule, ...] = (
         "hidden from user",
         "hides what it does from the user",
         STRONG,
-        r"\b(?:do\s+not|don't|never)\s+(?:mention|tell\s+anyone\s+about|reveal|disclose|report|acknowledge"
+        # "The assistant must never reveal this file" is a policy about the assistant, not an order to it.
+        r"\b(?=[dn])(?<!must\s)(?<!should\s)(?<!shall\s)(?<!will\s)(?:do\s+not|don't|never)\s+(?:mention|tell\s+anyone\s+about|reveal|disclose|report|acknowledge"
         r"|reference|repeat|quote|tell\s+the\s+user\s+about|inform\s+the\s+user\s+(?:about|of))\s+(?:this"
         r"|these|that)\b(?:\s+(?:change|instructions?|paragraph|message|note|comment|step|action|request"
         r"|section|text|part))?|\b(?:not|never)\s+mention\s+(?:it|this)\s+in\s+(?:your|the)\s+(?:summary"
@@ -196,9 +197,13 @@ ACTION_RULES: tuple[Rule, ...] = (
         "no confirmation",
         "acts without confirmation",
         MEDIUM,
-        r"\bwithout\s+(?:(?:further|any|additional|user)\s+)?(?:asking|confirmation|confirming|approval"
+        r"\bwithout\s+(?:checking|double-checking|checking\s+back|confirming)\s+(?:back\s+)?(?:with|in\s+with)\s+"
+        r"(?:the\s+)?(?:user|human|owner|anyone|them|me)\b|\bno\s+need\s+to\s+double-check\b"
+        r"|\bno\s+(?:further|additional|extra|other)\s+(?:checks?|review|approval|verification|confirmation)s?\s+"
+        r"(?:is\s+|are\s+)?(?:needed|required|necessary)\b"
+        r"|\bwithout\s+(?:(?:further|any|additional|user)\s+)?(?:asking|confirmation|confirming|approval"
         r"|review(?:ing)?|prompting|permission|hesitation|running\s+the\s+tests)\b"
-        r"|\bno\s+need\s+to\s+(?:confirm|ask|check|verify|review|involve|bother|notify|open\s+a\s+ticket)\b"
+        r"|\bno\s+need\s+to\s+(?:confirm|ask|check|verify|review|involve|bother|notify|open\s+an?\s+(?:ticket|pr|pull\s+request|issue))\b"
         r"|\b(?:do\s+not|don't|never)\s+(?:ask|wait)\s+(?:\w+\s+){0,3}?for\s+(?:confirmation|approval|permission)\b"
         r"|\bwithout\s+(?:waiting\s+for\s+)?(?:a\s+|any\s+)?(?:human\s+|second\s+)?(?:approval|checks|sign-?off)\b"
         r"|\bno\s+(?:pr|ticket|review|approval)\s+(?:is\s+)?needed\b|\bnever\s+needs?\s+(?:a\s+)?(?:second"
@@ -234,7 +239,10 @@ ACTION_RULES: tuple[Rule, ...] = (
         "orders a tool call",
         MEDIUM,
         r"\b(?:call|invoke|trigger|execute|use|run)\s+the\s+(?:tool|function)\s+[`'\"]?\w+|\b(?:call|invoke"
-        r"|trigger)\s+the\s+[`'\"]?[\w.-]+[`'\"]?\s+(?:tool|function)\b",
+        r"|trigger)\s+the\s+[`'\"]?[\w.-]+[`'\"]?\s+(?:tool|function)\b"
+        # "use the send_email tool" (in code, "use the page_range function" is how people talk).
+        r"|\b(?:use|using|via|through)\s+the\s+[`'\"]?[\w.-]+[`'\"]?\s+tool\b"
+        r"|\b(?:call|invoke)\s+[`'\"]?[a-z]+_[a-z_]+[`'\"]?\s+(?:on|with)\b",
     ),
     rule(
         "urgency", "presses for haste", FAINT, r"\bimmediately\b|\bright\s+(?:away|now)\b|\burgent(?:ly)?\b"
@@ -260,9 +268,9 @@ ACTION_RULES: tuple[Rule, ...] = (
         "privileged",
         "a privileged or irreversible action",
         WEAK,
-        r"\b(?:grant|give)\s+\w+\s+(?:the\s+)?(?:owner|admin|administrator|root|write|maintainer)\s+(?:role"
+        r"\b(?:grant|give)\s+(?:\S+\s+){1,4}?(?:the\s+)?(?:owner|admin|administrator|root|write|maintainer)\s+(?:role"
         r"|access|rights|permissions?)\b|\block\s+the\s+repositor|\bclose\s+(?:every"
-        r"|all)\s+(?:other\s+)?(?:open\s+)?issues\b|\b(?:approve|merge)\s+(?:this|the|every"
+        r"|all)\s+(?:other\s+)?(?:open\s+)?issues?\b|\b(?:approve|merge)\s+(?:this|the|every"
         r"|all)\s+(?:\w+\s+)?(?:pr|pull\s+requests?|merge\s+requests?|prs)\b|\b(?:transfer|wire"
         r"|send)\s+(?:\$|€|£)\s?[\d,.]+k?\b|\bwire\s+(?:the\s+)?funds\b|\bissue\s+a\s+(?:full\s+)?refund\b"
         r"|\bpublish\s+it\s+to\s+pypi\b|\bpush\s+(?:\w+\s+)?to\s+(?:production|prod|main|master)\b"
@@ -303,7 +311,8 @@ ACTION_RULES: tuple[Rule, ...] = (
         WEAK,
         r"[\"'](?:name|command|cmd|tool|function|action)[\"']\s*:\s*[\"'][^\"'\n]{0,80}?(?:delete|drop"
         r"|remove|\brm\b|destroy|wipe|send|transfer|wire|pay|merge|push|deploy|publish|export|upload|exec"
-        r"|bash|shell|\bsh\b|run_|curl|chmod|sudo|grant|bypass|disable|email|mail)"
+        r"|bash|shell|\bsh\b|run_|curl|chmod|sudo|grant|bypass|disable|email|mail|share|permission|invite"
+        r"|refund|payment|approve|public)"
         r"|<invoke\s+name=[\"'][^\"'\n]{0,60}(?:delete|drop|remove|send|transfer|exec|bash|shell|write|push"
         r"|merge)|[\"']bypass\w*[\"']\s*:\s*true",
     ),

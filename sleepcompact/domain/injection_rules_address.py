@@ -39,7 +39,9 @@ _QUALIFIED = (
     rf"|gpt)[\s-]+"
     r"(?:[\w-]+\s+){0,2}?(?:tools?|systems?|agents?|models?|assistants?)\b|\blanguage\s+models?\b|\bllms\b"
 )
+# "our AI model:", "your assistant:" name a product, not someone spoken to.
 _ADDRESSEE = (
+    r"\b(?<!\bour\s)(?<!\byour\s)(?<!\bmy\s)(?<!\btheir\s)(?<!\bits\s)"
     rf"(?:{_QUALIFIED}|\b{_AFTER_PUNCTUATION}(?:{AI_NOUN}|agents?\b))(?:[\s-]+(?:directives?|instructions?"
     r"|notes?|notices?|only|tools?))?"
 )
@@ -54,7 +56,8 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         "overrides earlier instructions",
         STRONG,
         r"\b(?:ignore|disregard|forget|override|bypass|skip|discard|abandon"
-        r"|neglect)\b[\s\w,'’]{0,30}?\b(?:previous|prior|above|earlier|preceding|original|initial|all|any"
+        # "Override replaces the previous instructions": a method's doc comment, not an order.
+        r"|neglect)\b(?!\s+[a-z]{2,20}s\s+(?:the|a|an|its|their|all|any)\b)[\s\w,'’]{0,30}?\b(?:previous|prior|above|earlier|preceding|original|initial|all|any"
         r"|your|existing|developer)\b[\s\w'’-]{0,25}?\b(?:instructions?|prompts?|rules|directions|directives"
         r"|guidelines|guardrails|constraints|polic(?:y|ies)|programming|training|orders|commands"
         r"|restrictions|context|system\s+message|guidance)\b|\b(?:ignore|disregard|forget|override"
@@ -122,8 +125,8 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         r"|(?-i:DAN)\b)|\byour\s+(?:new|real|actual|true|only|primary|updated|revised|sole)\s+(?:task"
         r"|instructions?|role|goal|purpose|job|mission|objective|directive|orders|priority)\b"
         r"|\byou\s+(?:will|must|shall|should)\s+now\s+(?:act|behave|respond|answer|reply|obey|follow|ignore"
-        r"|only|be\s+(?:a|an|my)|pretend|comply)\b|\byou\s+(?:obey|follow|comply\s+with|answer\s+to"
-        r"|take\s+orders\s+from|listen\s+to)\s+(?:only\s+)?(?:the\s+text|this\s+(?:file|page|document|text"
+        r"|only|be\s+(?:a|an|my)|pretend|comply)\b|\byou\s+(?:now\s+)?(?:obey|follow|comply\s+with|answer\s+to"
+        r"|take\s+orders\s+from|listen\s+to|answer\s+only\s+to)\s+(?:only\s+)?(?:the\s+text|this\s+(?:file|page|document|text"
         r"|message)|these\s+instructions|me\b|the\s+following|nothing\s+but)"
         r"|\bobey\s+(?:only\s+)?(?:the\s+following|the\s+text\s+below|this\s+(?:page|file|document|text)"
         r"|me)\b",
@@ -154,7 +157,8 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         "announces new rules",
         MEDIUM,
         r"\bnew\s+(?:system\s+)?(?:instructions?|directives?|rules|policy|task|orders|objective|goal|mission"
-        r"|priority)\s*[:\-–—]|\buse\s+these\s+(?:instructions\s+)?instead\b",
+        r"|priority)\s*[:\-–—]|\buse\s+these\s+(?:instructions\s+)?instead\b"
+        r"|\bnew\s+(?:instructions?|directives?|rules|policy|orders)\s+(?:is|are)\s+(?:that\s+)?you\b",
     ),
     rule(
         "claimed authority",
@@ -210,13 +214,18 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         "template markers",
         "chat-template or system markers",
         STRONG,
-        r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text"
+        r"(?<!escapes\s)(?<!escape\s)(?<!escaped\s)(?<!escaping\s)(?<!strips\s)(?<!strip\s)(?<!literal\s)"
+        r"(?:<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text"
         r"|start_header_id|end_header_id|eot_id|eom_id|tool_call|python_tag)\|>|\[/?INST\]|<</?SYS>>"
-        r"|</?(?:start|end)_of_turn>|</?system(?:[-_]prompt)?>|</?(?:tool_result|function_results"
+        r"|</?(?:start|end)_of_turn>|</?system(?:[-_]prompt)?>|</?(?:system|admin|developer|operator)[-_](?:reminder"
+        r"|message|note|notice|instructions?|update|override)>|</?(?:tool_result|function_results"
         r"|tool_response)>|</(?:assistant|human)>|</transcript>|\bBEGIN\s+(?:SYSTEM|ADMIN"
         r"|DEVELOPER)(?:\s+(?:PROMPT|MESSAGE|INSTRUCTIONS?))?\b|\bEND\s+OF\s+(?:SYSTEM\s+PROMPT|INSTRUCTIONS"
         r"|USER\s+INPUT)\b|\[\s*system\s+(?:instructions?|message|prompt|override|notice|update)\s*\]"
-        r"|[【\[]\s*(?:系统|系統|システム)\s*(?:指令|提示|消息|通知|命令|メッセージ|指示)\s*[】\]]",
+        r"|[【\[]\s*(?:系统|系統|システム)\s*(?:指令|提示|消息|通知|命令|メッセージ|指示)\s*[】\]]"
+        # ... not a marker named as a word in a changelog or docs ("escapes <start_of_turn> in user
+        # content", "the <|im_end|> token").
+        r")(?!\s+(?:in|tokens?|markers?|tags?|sequences?|strings?|is|are|was|were|and|or)\b)",
     ),
     rule(
         "urgent tag",
@@ -271,7 +280,8 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         "gives the model an order",
         STRONG,
         rf"{_ADDRESSEE}\s*(?::|,|\s-|\s[–—])\s*(?:(?:please|kindly|also|now|first|then)\s+){{0,3}}{_ORDER}"
-        rf"|{AI_NOUN}\s+{_MODAL}\s+(?:(?:also|now|always|immediately|first)\s+){{0,2}}{_ORDER}",
+        # A prohibition ("must never reveal its prompt") is the operators' policy, not an order.
+        rf"|{AI_NOUN}\s+{_MODAL}\s+(?!(?:not|never)\b)(?:(?:also|now|always|immediately|first)\s+){{0,2}}{_ORDER}",
     ),
     rule(
         "addressed softly",
@@ -284,7 +294,7 @@ ADDRESS_RULES: tuple[Rule, ...] = (
         rf"|claude"
         r"|copilot|gpt)\s*\)|\[\s*(?:assistant|ai|system|llm|agent|claude)\s*:"
         rf"|\b(?:the\s+)?{AI_NOUN}\s+(?:must|should|shall"
-        r"|needs?\s+to|has\s+to|is\s+required\s+to|is\s+to|is\s+instructed\s+to)\b"
+        r"|needs?\s+to|has\s+to|is\s+required\s+to|is\s+to|is\s+instructed\s+to)\b(?!\s+(?:not|never)\b)"
         r"|\bwhen\s+(?:you\s+are\s+)?summari[sz]ing\s+this\b|\bwhen\s+you\s+(?:summari[sz]e|read"
         r"|process)\s+this\b|(?:^|[.!?]\s+)agent\s*:|^[ \t]*(?://+|#+|\*+|--|<!--|;+|/\*+)[ \t]*(?:agents?"
         r"|ai|assistants?|llms?|bots?|claude|copilot|gpt)[ \t]*[:,]|\bbefore\s+(?:calling|using"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sleepcompact.domain.injection_rules import MEDIUM, STRONG, Rule, rule
 from sleepcompact.domain.injection_rules_languages import LANGUAGE_RULES
+from sleepcompact.domain.injection_rules_world import WORLD_RULES
 
 _URL_OR_MAIL = r"(?:https?://|[\w.+-]+@[\w-]+\.)"
 
@@ -148,5 +149,5 @@ _RULES: tuple[Rule, ...] = (
         rf"[^\n]{{0,60}}?{_URL_OR_MAIL}",
     ),
 )
-RULES_I18N: tuple[Rule, ...] = (*_RULES, *LANGUAGE_RULES)
+RULES_I18N: tuple[Rule, ...] = (*_RULES, *LANGUAGE_RULES, *WORLD_RULES)
 """Rules for the other languages, run on the text before look-alikes are mapped to Latin."""

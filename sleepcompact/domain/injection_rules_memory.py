@@ -31,13 +31,16 @@ MEMORY_RULES: tuple[Rule, ...] = (
         r"|\b(?:long[- ]term|persistent)\s+(?:memory|notes)\b|\bknowledge\s+base\s+from\s+(?:this|these)\b"
         r"|\bremember\s+(?:that\s+and|this\s+and|going\s+forward|for\s+(?:the\s+)?future|from\s+now\s+on"
         r"|permanently)\b|\bstanding\s+preference\b"
-        r"|\b(?:remember|retain|keep)\s+(?:this|that|it)\s+(?:for|in|across|throughout)\b",
+        r"|\b(?:remember|retain|keep)\s+(?:this|that|it)\s+(?:for|in|across|throughout)\b"
+        # "please remember for all our future conversations: ...".
+        r"|\bremember\s+(?:for|in|across|throughout)\s+(?:all\s+|every\s+)?(?:(?:of\s+)?(?:our|my|your|the)\s+)?"
+        r"(?:future|later|next|upcoming)\b",
     ),
     rule(
         "future sessions",
         "reaches into future sessions",
         MEDIUM,
-        rf"\b(?:all|every|any)\s+future\s+{_FUTURE}\b|\bin\s+future\s+{_FUTURE}\b|\bacross\s+(?:all\s+)?"
+        rf"\b(?:all|every|any|for)\s+(?:(?:of\s+)?(?:our|my|your|the)\s+)?future\s+{_FUTURE}\b|\bin\s+future\s+{_FUTURE}\b|\bacross\s+(?:all\s+)?"
         r"(?:conversations|sessions|chats)\b|\bfrom\s+this\s+session\s+on\b|\bin\s+every\s+(?:future\s+)?"
         r"session\b",
     ),
@@ -48,7 +51,13 @@ MEMORY_RULES: tuple[Rule, ...] = (
         r"\b(?:the\s+)?(?:user|owner|account\s+holder|customer|cfo|ceo|leadership)\s+(?:has\s+|have\s+|had\s+)?"
         r"(?:already\s+)?(?:authori[sz]ed|approved|pre-approved|permitted|allowed|granted|consented\s+to)\s+"
         r"(?:the\s+|this\s+)?(?:assistant|agent|ai|model|bot|unlimited|all|every|any)\b"
-        r"|\bthis\s+was\s+agreed\s+at\s+\w+\s+level\b",
+        r"|\bthis\s+was\s+agreed\s+at\s+\w+\s+level\b|\bstanding\s+(?:approval|permission|authori[sz]ation"
+        r"|consent)\b"
+        # A permission handed to the model: "assistant may now approve refunds", "you are cleared to run".
+        # ("the model can run on a CPU" is a capability, not a permission).
+        r"|\b(?:assistants?|agents?|models?|ai|bots?|you)\s+(?:may\s+(?:now\s+)?|(?:is|are)\s+(?:now\s+)?(?:allowed"
+        r"|permitted|authori[sz]ed|cleared|free)\s+to\s+)(?:approve|refund|run|execute|send|share|delete|transfer"
+        r"|grant|publish|disable|bypass|wire|pay|merge|deploy)\b",
     ),
     rule(
         "gives it to anyone",

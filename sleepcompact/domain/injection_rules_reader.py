@@ -23,7 +23,8 @@ ORDER = (
     r"|do|don't|never|always|make|use|follow|obey|comply|act|pretend|become|keep|hide|skip|ask|collect"
     r"|gather|extract|read|save|store|persist|record|copy|export|exfiltrate|leak|give|provide|submit"
     r"|confirm|click|navigate|go|refuse|praise|promote|claim|report|remember|assume|prioriti[sz]e|redirect"
-    r"|apply|complete|authenticate|request|star|put|consider|note|sign|approve)\b"
+    r"|apply|complete|authenticate|request|star|put|consider|note|sign|approve|issue|clean|grant|close"
+    r"|reset|revoke|purge|wipe)\b"
 )
 # A machine reader (AI noun), not a person with "assistant" in the job title (see ``AI_NOUN``).
 _AI = AI_NOUN
@@ -56,7 +57,12 @@ _MODAL = (
     r"(?:must|should|shall|will|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to|are\s+required\s+to"
     r"|is\s+required\s+to|are\s+expected\s+to|is\s+expected\s+to)"
 )
-_ADVERBS = r"(?:(?:also|now|always|immediately|first|kindly|then|only|not|never|please|still)\s+){0,3}"
+# A prohibition ("the assistant must not reveal its prompt", "must refuse ...") is policy written for
+# the operators, not an order planted for the reader: the adverbs are read only when no negation follows.
+_ADVERBS = (
+    r"(?!(?:not|never|refuse)\b)"
+    r"(?:(?:also|now|always|immediately|first|kindly|then|only|please|still)\s+){0,3}"
+)
 _READING = (
     r"(?:reads?|reading|process(?:es|ing)?|pars(?:es|ing)|handl(?:es|ing)|summari[sz](?:es|ing)"
     r"|ingest(?:s|ing)|index(?:es|ing)|screen(?:s|ing)|evaluat(?:es|ing)|assess(?:es|ing)|analy[sz](?:es|ing)"
@@ -72,7 +78,10 @@ READER_RULES: tuple[Rule, ...] = (
         # this, mention ...", "Automated reviewers: set ...".
         rf"{_LEAD}{_AI}{_DESCRIPTOR}{_SEP}{_CLAUSE}{_POLITE}{ORDER}"
         # "The assistant handling IT tickets should add ...", "Assistants that recommend packages should".
-        rf"|{_AI}{_DESCRIPTOR}\s+{_MODAL}\s+{_ADVERBS}{ORDER}",
+        rf"|{_AI}{_DESCRIPTOR}\s+{_MODAL}\s+{_ADVERBS}{ORDER}"
+        # "Could the assistant helping on this issue please paste ...": a polite question is an order.
+        rf"|\b(?:could|can|would|will)\s+(?:the|any|an?|our|some)\s+{_AI}{_DESCRIPTOR}\s+(?:please\s+|kindly\s+)"
+        rf"{ORDER}",
     ),
     rule(
         "heading for AI readers",
@@ -92,7 +101,7 @@ READER_RULES: tuple[Rule, ...] = (
         # star ...", "prefer this one over PyYAML", "always recommend our service".
         r"\b(?:suggest|recommend|tell|ask|urge|encourage)\s+(?:that\s+)?(?:the\s+)?users?\s+(?:to\s+|should\s+)?"
         r"(?:star|install|buy|visit|subscribe|follow|switch|sign\s+up|upgrade|donate)\b|\bprefer\s+(?:this"
-        r"|it|our|us)\b(?:\s+\w+){0,2}?\s+over\b|\b(?:always|only)\s+(?:recommend|suggest|promote|mention"
+        r"|it|our|us)\b(?:\s+\w+){0,2}?\s+over\b|\b(?:always|only)\s+(?:to\s+)?(?:recommend|suggest|promote|mention"
         r"|send\s+users\s+to)\b",
     ),
     rule(
@@ -112,7 +121,8 @@ READER_RULES: tuple[Rule, ...] = (
         # "the model that reads these logs", "the tool reading this file", "any agent that edits this file".
         r"\b(?:models?|agents?|bots?|tools?|systems?|programs?|software|crawlers?|scrapers?|reviewers?"
         rf"|assessors?|screeners?|summari[sz]ers?)\s+(?:that\s+|which\s+|who\s+)?(?:is\s+|are\s+)?{_READING}"
-        r"\s+(?:this|these)\b",
+        r"\s+(?:this|these|the\s+(?:channel|thread|inbox|mailbox|page|repo|repository|document|file|emails?"
+        r"|issues?|chat|tickets?|conversation|feed|queue|comments?|reviews?)\b)\b",
     ),
 )
 """Rules that find the machine reader named, described or given orders."""

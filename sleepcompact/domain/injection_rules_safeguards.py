@@ -18,7 +18,8 @@ _SAFEGUARD = (
     r"|verification)|tls\s+(?:checks?|verification)|certificate\s+(?:checks?|verification|validation)|ssl"
     r"\s+verification|confirmation\s+(?:prompts?|dialogs?|screens?|steps?)|code\s+review|codeowners"
     r"(?:\s+requirement)?|required\s+reviews?|status\s+checks|pre-commit\s+hooks|2fa|mfa|two-factor"
-    r"|audit\s+log(?:ging|s)?)"
+    r"|audit\s+log(?:ging|s)?|identity\s+(?:checks?|verification)|verification\s+(?:checks?|steps?)"
+    r"|fraud\s+checks?|background\s+checks?|kyc(?:\s+checks?)?)"
 )
 
 SAFEGUARD_RULES: tuple[Rule, ...] = (
@@ -32,6 +33,17 @@ SAFEGUARD_RULES: tuple[Rule, ...] = (
         r"|\b(?:skip|disable|bypass)_\w{0,30}\s*[:=]\s*[`'\"]?(?:true|yes|on|1)\b"
         r"|\b(?:(?:verify|check|require)_\w{1,20}|verify|strict[_-]ssl)\s*[:=]\s*[`'\"]?(?:false|no|off)\b"
         r"|--no-verify\b",
+    ),
+    rule(
+        "safeguard off",
+        "says a safeguard is off or optional",
+        MEDIUM,
+        # "identity verification is disabled for this account" (a forged transcript plants it).
+        rf"\b{_SAFEGUARD}\s+(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+)?(?:disabled|turned\s+off"
+        r"|switched\s+off|skipped|waived|bypassed|removed|suspended)\b"
+        # Advice that a check is optional: "tell them verification is optional ... and can be skipped".
+        r"|\b(?:verification|validation|signatures?|2fa|mfa|authentication|encryption|tls|ssl|certificates?"
+        r"|checks?)\s+(?:is|are)\s+optional\b|\bcan\s+safely\s+be\s+(?:skipped|disabled|turned\s+off|ignored)\b",
     ),
     rule(
         "leaks its context",

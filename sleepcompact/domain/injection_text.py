@@ -44,6 +44,9 @@ _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
 # Letters spaced out ("i g n o r e", "I.G.N.O.R.E"): three or more single letters with one separator.
 _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_]){2,}[^\W\d_](?![^\W\d_])")
+# Letters joined by hyphens or dots, words apart by spaces ("A-I a-s-s-i-s-t-a-n-t: d-o n-o-t"): read
+# first, so the spaces between such words stay spaces.
+_HYPHENED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][.\-]){1,60}[^\W\d_](?![^\W\d_])")
 # A word that mixes letters and leetspeak digits ("1gn0r3", "pr3v10us"; not "utf8" or "v2").
 _LEET_WORD = re.compile(r"\b(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[013457])[a-z0-9]{3,40}\b", re.I)
 _LEET = str.maketrans("013457", "oieast")
@@ -113,15 +116,19 @@ def _unspaced(line: str) -> str:
     return " ".join(word.replace(" ", "") for word in _GAP.split(line.strip()))
 
 
+def _letters_joined(line: str) -> str:
+    """Hyphenated, dotted and spaced-out letters joined into words."""
+    return _SPACED.sub(_joined, _HYPHENED.sub(_joined, _unspaced(line)))
+
+
 def _squeezed(line: str) -> str:
     """Spaced-out letters joined and leetspeak words read as letters."""
-    line = _SPACED.sub(_joined, _unspaced(line))
-    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET), line)
+    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET), _letters_joined(line))
 
 
 def _squeezed_l(line: str) -> str:
     """Like ``_squeezed``, but a leetspeak 1 read as an l ("ru135" is "rules")."""
-    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET_L), _SPACED.sub(_joined, _unspaced(line)))
+    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET_L), _letters_joined(line))
 
 
 def views(text: str) -> list[View]:
@@ -177,7 +184,8 @@ def _line_of(text: str, offset: int) -> int:
 
 def payloads(text: str) -> list[Payload]:
     """What the encoded runs of ``text`` decode to: base64 (standard or URL-safe), hex, Unicode tag
-    characters, and ROT13 when the text mentions it. Only runs that decode to readable text count."""
+    characters, and ROT13 when the text mentions it (else the lines that read as English only in ROT13
+    or backwards). Only runs that decode to readable text count."""
     found: list[Payload] = []
     for match in _TAGS.finditer(text):
         hidden = "".join(chr(ord(c) - 0xE0000) for c in match.group()[:MAX_ENCODED])
@@ -194,7 +202,43 @@ def payloads(text: str) -> list[Payload]:
                 found.append(Payload(how, _line_of(text, match.start()), decoded))
     if _ROT13_HINT.search(text):
         found.append(Payload("rot13", 0, codecs.decode(text, "rot13")))
+    else:
+        found += _scrambled_lines(text, MAX_PAYLOADS - len(found))
     return found[:MAX_PAYLOADS]
+
+
+# Common English words: a line written in ROT13 or backwards has almost none of them, and gains many
+# when it is read the right way. Counting them tells prose from code, hashes and other languages.
+_COMMON_WORDS = (
+    "the to of and a in is it you your that this for on with as be are all any every from or not do if"
+    " will can please before after then when by at an must should was were have has their them they"
+    " user users reader"
+)
+_COMMON = frozenset(_COMMON_WORDS.split())
+_WORDS = re.compile(r"[a-z']+")
+_SCRAMBLE_LINE = 2000  # longer lines are data, not a sentence someone scrambled
+
+
+def _common(line: str) -> int:
+    return sum(1 for w in _WORDS.findall(line.lower()) if w in _COMMON)
+
+
+def _scrambled_lines(text: str, room: int) -> list[Payload]:
+    """Lines that read as English only in ROT13 or backwards ("Abgr gb gur NV ernqre", "tnatsissa IA"),
+    unscrambled: each line is read three ways and kept when the scrambled reading has at least three
+    more common English words than the line as written."""
+    found: list[Payload] = []
+    for index, line in enumerate(text.split("\n")):
+        if len(found) >= room:
+            break
+        if len(line) > _SCRAMBLE_LINE or line.count(" ") < 4:
+            continue
+        as_written = _common(line)
+        for how, reading in (("rot13", codecs.decode(line, "rot13")), ("reversed", line[::-1])):
+            if _common(reading) >= as_written + 3:
+                found.append(Payload(how, index, reading))
+                break
+    return found
 
 
 def _from_hex(run: str) -> str | None:
