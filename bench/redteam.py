@@ -19,7 +19,10 @@ from sleepcompact.adapters.redaction import RedactionPolicy, Redactor
 from sleepcompact.domain.injection import detect
 
 REPORT = Path(__file__).resolve().parents[1] / "tests" / "redteam" / "report"
-FRESH = Path(__file__).resolve().parents[1] / "tests" / "redteam" / "fresh" / "report.jsonl"
+FRESH = tuple(
+    Path(__file__).resolve().parents[1] / "tests" / "redteam" / name / "report.jsonl"
+    for name in ("fresh", "fresh2")
+)
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -68,18 +71,19 @@ def injections(rows: list[dict[str, Any]] | None = None) -> list[str]:
     return lines
 
 
-def fresh_rows() -> list[dict[str, Any]]:
-    """The fresh corpus's report half (its texts hold U+2028 and the like: lines end at "\\n" only)."""
-    return [json.loads(line) for line in FRESH.read_text(encoding="utf-8").split("\n") if line.strip()]
+def fresh_rows(path: Path) -> list[dict[str, Any]]:
+    """A fresh corpus's report half (its texts hold U+2028 and the like: lines end at "\\n" only)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def main() -> None:
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}, held-out corpus {REPORT}")
     for line in [*secrets(), *identifiers(), *injections()]:
         print(line)
-    print(f"fresh held-out corpus {FRESH}")
-    for line in injections(fresh_rows()):
-        print(line)
+    for path in FRESH:
+        print(f"fresh held-out corpus {path}")
+        for line in injections(fresh_rows(path)):
+            print(line)
 
 
 if __name__ == "__main__":
