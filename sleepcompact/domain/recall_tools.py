@@ -165,6 +165,8 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
         parsed = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         return {}, "the arguments are not valid JSON"
+    except RecursionError:
+        return {}, "the arguments are nested too deeply"
     return (dict(parsed), None) if isinstance(parsed, dict) else ({}, "the arguments must be a JSON object")
 
 

@@ -11,11 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sleepcompact.domain.budget import Budget
-from sleepcompact.domain.identifiers import looks_secret
-from sleepcompact.domain.injection import flag_imperatives
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
 from sleepcompact.domain.records import MessageRecord
-from sleepcompact.domain.summary_items import output_identifiers
 
 Count = Callable[[str], int]
 TRUNCATION_MARKER = (
@@ -91,6 +88,10 @@ def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tupl
     chars_per_token = max(len(text) / max(tokens, 1), 1.0)
     half = int(keep / 2 * chars_per_token)
     room = int(keep / 4 * chars_per_token)
+    # Imported here: the ladder (so every Memory, and `sleepcompact check`) imports this module, and
+    # only a truncation needs the identifier scan and the detector's ~100 rules.
+    from sleepcompact.domain.summary_items import output_identifiers
+
     named = output_identifiers(text)
     for _ in range(8):  # shrink until the real count fits; ratio estimates can be off on odd text
         head, tail = text[:half], text[-half:] if half else ""
@@ -110,6 +111,9 @@ def cut_identifiers(named: list[tuple[int, str, str]], kept: str, room: int) -> 
     """Of the identifiers an output ``named`` (``summary_items.output_identifiers``), those its ``kept``
     part does not show (paths, ids, code names: the ones worth the most first), listed in text order
     within ``room`` characters; empty when there are none."""
+    from sleepcompact.domain.identifiers import looks_secret  # see middle_out
+    from sleepcompact.domain.injection import flag_imperatives
+
     found: dict[str, tuple[int, int]] = {}
     for n, (weight, value, _label) in enumerate(named):
         if value not in found and value not in kept and "`" not in value and "\n" not in value:

@@ -73,7 +73,7 @@ def json_pairs(text: str) -> list[tuple[str, str]]:
         return []
     try:
         parsed = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser recurses
         return []
     out: list[tuple[str, str]] = []
     stack: list[tuple[str, object]] = [("", parsed)]

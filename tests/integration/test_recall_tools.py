@@ -182,6 +182,10 @@ def test_read_archived_returns_an_original_whole_in_pages(memory: Memory) -> Non
             {"type": "tool_use", "id": "x", "name": "read_archived", "input": {"seq": 99_999}},
             "no message with seq",
         ),
+        (
+            {"id": "x", "type": "function", "function": {"name": "search_history", "arguments": "[" * 5_000}},
+            "nested too deeply",
+        ),
     ],
 )
 def test_a_bad_call_gets_an_error_the_model_can_read(

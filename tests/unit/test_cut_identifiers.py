@@ -116,3 +116,11 @@ def test_middle_out_of_plain_chatter_keeps_the_plain_marker() -> None:
     out, cost = middle_out(text, COUNT(text) + MESSAGE_OVERHEAD, 300, 3, COUNT)
     assert cost <= 300
     assert "tokens truncated from the middle of this output; the full text: read_archived(seq=3)" in out
+
+
+def test_a_deeply_nested_json_output_is_truncated_not_a_crash() -> None:
+    """A tool printed JSON nested deeper than the parser recurses: the cut still happens, with its
+    marker, and the output's names are simply not listed (json.loads raised RecursionError here)."""
+    text = '{"a": ' * 5_000 + "1" + "}" * 5_000
+    out, cost = middle_out(text, len(text) // 2, 200, 7, COUNT)
+    assert "read_archived(seq=7)" in out and cost <= 200

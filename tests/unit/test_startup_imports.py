@@ -65,7 +65,9 @@ def test_the_injection_patterns_compile_only_when_a_text_is_screened() -> None:
     assert after > 0
 
 
-def test_the_check_command_loads_neither_the_cli_framework_nor_the_compaction_pipeline(tmp_path: Path) -> None:
+def test_the_check_command_loads_neither_the_cli_framework_nor_the_compaction_pipeline(
+    tmp_path: Path,
+) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
     with Memory(database_url=url, auto_migrate=True) as mem:
         cid = mem.create_conversation("claude-sonnet-4-5")
@@ -79,3 +81,4 @@ def test_the_check_command_loads_neither_the_cli_framework_nor_the_compaction_pi
     loaded = _loaded_after(code)
     assert "sleepcompact.services.budgets" in loaded  # it did decide
     assert not {"typer", "click", "sleepcompact.api", "sleepcompact.services.compaction", *HEAVY} & loaded
+    assert "sleepcompact.domain.injection" not in loaded  # the detector loads when a text is screened
