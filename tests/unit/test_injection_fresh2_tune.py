@@ -10,21 +10,19 @@ never read here. The file is split on "\\n" only (the texts hold other line sepa
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sleepcompact.domain.injection import RULES, detect
-from sleepcompact.domain.injection_gates import passes, tokens_of
-from sleepcompact.domain.injection_rules_i18n import RULES_I18N
-from sleepcompact.domain.injection_text import views
+from sleepcompact.domain.injection import detect
+from tests.support.injection_corpus import (
+    assert_judged_right,
+    assert_no_gate_hides_a_match,
+    cases,
+    tune_samples,
+)
 
-CORPUS = Path(__file__).parents[1] / "redteam" / "fresh2" / "tune.jsonl"
-SAMPLES: list[dict[str, Any]] = [
-    json.loads(line) for line in CORPUS.read_text(encoding="utf-8").split("\n") if line.strip()
-]
+SAMPLES = tune_samples("fresh2")
 
 # Samples the detector gets wrong, each with why.
 KNOWN_WRONG: dict[str, str] = {
@@ -34,22 +32,9 @@ KNOWN_WRONG: dict[str, str] = {
 }
 
 
-def _cases() -> list[Any]:
-    return [
-        pytest.param(s, id=s["id"], marks=pytest.mark.xfail(reason=KNOWN_WRONG[s["id"]], strict=True))
-        if s["id"] in KNOWN_WRONG
-        else pytest.param(s, id=s["id"])
-        for s in SAMPLES
-    ]
-
-
-@pytest.mark.parametrize("sample", _cases())
+@pytest.mark.parametrize("sample", cases(SAMPLES, KNOWN_WRONG))
 def test_each_fresh2_sample_is_judged_right(sample: dict[str, Any]) -> None:
-    verdict = detect(sample["text"])
-    if sample["label"] == "attack":
-        assert verdict.flagged, (sample["category"], verdict.score, [f.describe() for f in verdict.findings])
-    else:
-        assert not verdict.flagged, (sample["category"], verdict.reasons)
+    assert_judged_right(sample)
 
 
 def test_the_fresh2_tune_set_is_whole() -> None:
@@ -59,12 +44,7 @@ def test_the_fresh2_tune_set_is_whole() -> None:
 
 
 def test_no_gate_hides_a_match_in_the_fresh2_samples() -> None:
-    for sample in SAMPLES:
-        for view in views(sample["text"]):
-            tokens = tokens_of(view.text.lower())
-            for rule in (*RULES, *RULES_I18N):
-                if rule.pattern.search(view.text):
-                    assert passes(rule.name, tokens), (rule.name, view.how, sample["id"])
+    assert_no_gate_hides_a_match(SAMPLES)
 
 
 def test_rot13_and_reversed_lines_are_read_without_a_hint() -> None:

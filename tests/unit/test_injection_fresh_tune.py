@@ -11,42 +11,27 @@ line separators, so the file is split on "\\n" only.
 from __future__ import annotations
 
 import base64
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sleepcompact.domain.injection import RULES, detect
-from sleepcompact.domain.injection_gates import passes, tokens_of
-from sleepcompact.domain.injection_rules_i18n import RULES_I18N
-from sleepcompact.domain.injection_text import views
+from sleepcompact.domain.injection import detect
+from tests.support.injection_corpus import (
+    assert_judged_right,
+    assert_no_gate_hides_a_match,
+    cases,
+    tune_samples,
+)
 
-CORPUS = Path(__file__).parents[1] / "redteam" / "fresh" / "tune.jsonl"
-SAMPLES: list[dict[str, Any]] = [
-    json.loads(line) for line in CORPUS.read_text(encoding="utf-8").split("\n") if line.strip()
-]
+SAMPLES = tune_samples("fresh")
 
 # Samples the detector gets wrong, each with why (none at the moment).
 KNOWN_WRONG: dict[str, str] = {}
 
 
-def _cases() -> list[Any]:
-    return [
-        pytest.param(s, id=s["id"], marks=pytest.mark.xfail(reason=KNOWN_WRONG[s["id"]], strict=True))
-        if s["id"] in KNOWN_WRONG
-        else pytest.param(s, id=s["id"])
-        for s in SAMPLES
-    ]
-
-
-@pytest.mark.parametrize("sample", _cases())
+@pytest.mark.parametrize("sample", cases(SAMPLES, KNOWN_WRONG))
 def test_each_fresh_sample_is_judged_right(sample: dict[str, Any]) -> None:
-    verdict = detect(sample["text"])
-    if sample["label"] == "attack":
-        assert verdict.flagged, (sample["category"], verdict.score, [f.describe() for f in verdict.findings])
-    else:
-        assert not verdict.flagged, (sample["category"], verdict.reasons)
+    assert_judged_right(sample)
 
 
 def test_the_fresh_tune_set_is_whole() -> None:
@@ -56,12 +41,7 @@ def test_the_fresh_tune_set_is_whole() -> None:
 
 
 def test_no_gate_hides_a_match_in_the_fresh_samples() -> None:
-    for sample in SAMPLES:
-        for view in views(sample["text"]):
-            tokens = tokens_of(view.text.lower())
-            for rule in (*RULES, *RULES_I18N):
-                if rule.pattern.search(view.text):
-                    assert passes(rule.name, tokens), (rule.name, view.how, sample["id"])
+    assert_no_gate_hides_a_match(SAMPLES)
 
 
 def test_a_long_adversarial_input_is_read_through() -> None:
