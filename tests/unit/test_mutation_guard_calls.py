@@ -1,0 +1,302 @@
+"""What the guard hands back for a call and how it waits for a worker's lease, where mutation testing
+found the suite blind (docs/mutation.md, fourth session). On a throwaway SQLite file: no server.
+
+* The cache breakpoints' TTL: the setting's, in the Anthropic format only, none when caching is off.
+* Tools: none given is none sent; the recall tools join the caller's in the call's format; tools that
+  are not valid JSON are refused before anything is read; tools are counted as the API is sent them
+  (compact JSON, text unescaped).
+* Every call emits one ``guard`` line: its conversation, action, decision, tokens (raw and calibrated),
+  usable and how full; tools count in those figures, and the calibration a summarizer's usage taught
+  (read by a fresh process) scales them.
+* A hundred images are within the provider's limit (a hundred and one are not: see
+  ``test_mutation_guard_emergency.py``).
+* The lease wait: a lease freed while the guard waits is taken (the guard's compaction runs under it);
+  a lease never freed is waited for at most half of what is left of the guard's deadline, polling every
+  50 ms, and then the guard compacts on its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+import time
+import zlib
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import sleepcompact.services.guard as guard_service
+from sleepcompact import ContextOverflow, MalformedContent, Memory, Settings
+from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.domain.budget import model_spec
+from sleepcompact.ports.llm import SummaryResult
+from sleepcompact.services.clock import utcnow
+from tests.support.events import recorded
+
+TOOLS = [
+    {
+        "name": "lookup",
+        "description": "日本語の説明: 在庫を調べる。 Look an item up in the stock list.",
+        "input_schema": {"type": "object", "properties": {"item": {"type": "string"}}},
+    }
+]
+
+
+def _coding(mem: Memory, window: int) -> str:
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=window)
+    mem.append_many(cid, coding_agent(seed=0).messages)
+    return cid
+
+
+def _small(mem: Memory) -> str:
+    cid = mem.create_conversation("claude-sonnet-4-5")
+    mem.append_many(cid, [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}])
+    return cid
+
+
+def test_the_cache_ttl_is_the_settings_in_the_anthropic_format_only(sqlite_url: str) -> None:
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
+        cid = _small(mem)
+        assert mem.prepare_context(cid).cache_ttl == "5m"
+        assert mem.prepare_context(cid, fmt="openai").cache_ttl is None
+    with Memory(Settings(database_url=sqlite_url, prompt_cache="1h"), auto_migrate=True) as mem:
+        assert mem.prepare_context(cid).cache_ttl == "1h"
+        assert mem.prepare_context(cid, fmt="openai").cache_ttl is None
+    with Memory(Settings(database_url=sqlite_url, prompt_cache="off"), auto_migrate=True) as mem:
+        ctx = mem.prepare_context(cid)
+        assert ctx.cache_ttl is None
+        assert "cache_control" not in json.dumps(ctx.request())
+
+
+def test_no_tools_given_is_no_tools_sent(mem: Memory) -> None:
+    cid = _small(mem)
+    ctx = mem.prepare_context(cid)
+    assert ctx.tools is None and "tools" not in ctx.request()
+
+
+def test_the_recall_tools_join_the_callers_in_the_calls_format(mem: Memory) -> None:
+    cid = _small(mem)
+    anthropic = mem.prepare_context(cid, tools=TOOLS, recall_tools=True)
+    assert anthropic.tools == [*TOOLS, *Memory.recall_tools("anthropic")]
+    assert all("input_schema" in t for t in anthropic.tools or [])
+    openai = mem.prepare_context(cid, recall_tools=True, fmt="openai")
+    assert openai.tools == Memory.recall_tools("openai")
+    assert openai.tools and all(t["type"] == "function" for t in openai.tools)
+    assert mem.prepare_context(cid, tools=TOOLS).tools == TOOLS
+
+
+def test_tools_that_are_not_json_are_refused_before_anything_is_read(mem: Memory) -> None:
+    cid = _small(mem)
+    bad = [{"name": "score", "description": "d", "input_schema": {"type": "number", "default": math.nan}}]
+    with pytest.raises(MalformedContent) as raised:
+        mem.prepare_context(cid, tools=bad)
+    assert str(raised.value).startswith("tools: nan is not a finite number")
+
+
+def test_tools_are_counted_as_the_api_is_sent_them(mem: Memory) -> None:
+    counter = mem.admin.counter  # the Memory's own token counter
+    sent = json.dumps(TOOLS, ensure_ascii=False, separators=(",", ":"))
+    assert guard_service.tool_tokens(counter, TOOLS) == counter.count(sent)
+    assert guard_service.tool_tokens(counter, TOOLS) < counter.count(json.dumps(TOOLS))
+    assert guard_service.tool_tokens(counter, []) == guard_service.tool_tokens(counter, None) == 0
+
+
+class _Clock:
+    """The guard's clock: time passes only when the guard pauses; ``on_pause`` runs at the first one."""
+
+    def __init__(self, on_pause: Any = None) -> None:
+        self.now = time.monotonic()
+        self.pauses: list[float] = []
+        self.on_pause = on_pause
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        if not self.pauses and self.on_pause is not None:
+            self.on_pause()
+        self.pauses.append(seconds)
+        self.now += seconds
+
+
+def _hold_lease(mem: Memory, cid: str, owner: str) -> None:
+    with mem.admin.uow() as uow:
+        assert uow.ticks.acquire_lease(cid, owner, utcnow(), 600)
+        uow.commit()
+
+
+def test_a_lease_freed_while_the_guard_waits_is_taken_for_its_compaction(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    owners: list[str | None] = []
+    holder: list[Memory] = []
+
+    def summarizer(prompt: str) -> str:
+        owners.append(holder[0].admin.conversation(cid).lease_owner)
+        return "## Task and goals\n- fix the parser in src/ledger/totals.py"
+
+    with Memory(Settings(database_url=sqlite_url), summarizer=summarizer, auto_migrate=True) as mem:
+        holder.append(mem)
+        cid = _coding(mem, 8_000)
+        _hold_lease(mem, cid, "tick:night-1")
+
+        def worker_done() -> None:
+            with mem.admin.uow() as uow:
+                uow.ticks.release_lease(cid, "tick:night-1")
+                uow.commit()
+
+        clock = _Clock(worker_done)
+        monkeypatch.setattr(
+            guard_service, "time", SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep)
+        )
+        ctx = mem.prepare_context(cid)
+        assert ctx.action == "emergency_compacted"
+        assert len(clock.pauses) == 1  # taken at the next poll, not after the whole wait
+        assert len(owners) == 1 and (owners[0] or "").startswith("guard:")
+        assert mem.admin.conversation(cid).lease_owner is None  # and given back
+
+
+def test_a_free_lease_is_taken_at_once_for_the_guards_compaction(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    owners: list[str | None] = []
+    holder: list[Memory] = []
+
+    def summarizer(prompt: str) -> str:
+        owners.append(holder[0].admin.conversation(cid).lease_owner)
+        return "## Task and goals\n- fix the parser in src/ledger/totals.py"
+
+    with Memory(Settings(database_url=sqlite_url), summarizer=summarizer, auto_migrate=True) as mem:
+        holder.append(mem)
+        cid = _coding(mem, 8_000)
+        clock = _Clock()
+        monkeypatch.setattr(
+            guard_service, "time", SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep)
+        )
+        assert mem.prepare_context(cid).action == "emergency_compacted"
+        assert clock.pauses == []  # no wait for a lease nobody holds
+        assert len(owners) == 1 and (owners[0] or "").startswith("guard:")
+        assert mem.admin.conversation(cid).lease_owner is None
+
+
+def test_a_lease_never_freed_is_waited_for_at_most_half_the_deadline_left(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(database_url=sqlite_url, guard_deadline_s=4.0, guard_lease_wait_s=10.0)
+    with Memory(settings, auto_migrate=True) as mem:
+        cid = _coding(mem, 8_000)
+        _hold_lease(mem, cid, "tick:night-1")
+        clock = _Clock()
+        monkeypatch.setattr(
+            guard_service, "time", SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep)
+        )
+        ctx = mem.prepare_context(cid)
+        assert ctx.action in ("emergency_compacted", "fallback_compacted") and ctx.tokens <= ctx.usable
+        assert max(clock.pauses) == pytest.approx(0.05)  # polls every 50 ms
+        assert sum(clock.pauses) == pytest.approx(2.0, abs=0.051)  # half of the 4 s left, not 10 s
+        assert mem.admin.conversation(cid).lease_owner == "tick:night-1"  # never the guard's
+
+
+def test_each_call_emits_one_guard_line_naming_its_action_and_decision(sqlite_url: str) -> None:
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
+        small = _small(mem)
+        between = _coding(mem, 70_000)  # over soft, under hard
+        with recorded("guard") as events:
+            below = mem.prepare_context(small, tools=TOOLS)
+            asked = mem.prepare_context(between, tools=TOOLS)
+            with pytest.raises(ContextOverflow):
+                mem.prepare_context(small, system="rule " * 300_000)
+    assert [(e["conversation_id"], e["action"], e["decision"]) for e in events] == [
+        (small, "none", "none"),
+        (between, "sleep_requested", "request_sleep"),
+        (small, "overflow", "compact_now"),
+    ]
+    first = events[0]
+    assert first == {
+        "conversation_id": small,
+        "action": "none",
+        "decision": "none",
+        "tokens": below.tokens,
+        "tokens_raw": below.view.counted_tokens,
+        "usable": below.usable,
+        "percent_of_usable": round(100.0 * below.tokens / below.usable, 1),
+        "token_basis": "calibrated",
+    }
+    assert 0 < first["tokens_raw"] <= first["tokens"] < first["usable"]
+    second = events[1]  # how full, to a tenth of a percent, where it shows
+    assert second["percent_of_usable"] == round(100.0 * asked.tokens / asked.usable, 1)
+    assert 50 < second["percent_of_usable"] < 100 and second["percent_of_usable"] != int(
+        second["percent_of_usable"]
+    )
+    assert (below.action, asked.action) == ("none", "sleep_requested")
+    assert below.tools == asked.tools == TOOLS
+    assert below.cache_ttl == asked.cache_ttl == "5m"
+
+
+def test_an_emergency_compacted_call_keeps_its_tools_and_cache_ttl(mem: Memory) -> None:
+    cid = _coding(mem, 8_000)
+    ctx = mem.prepare_context(cid, tools=TOOLS)
+    assert ctx.action in ("emergency_compacted", "fallback_compacted")
+    assert ctx.tools == TOOLS and ctx.cache_ttl == "5m"
+    assert mem.prepare_context(_coding(mem, 8_000), fmt="openai").cache_ttl is None
+
+
+def test_tools_count_in_the_calls_figures(mem: Memory) -> None:
+    cid = _small(mem)
+    without = mem.prepare_context(cid)
+    with_tools = mem.prepare_context(cid, tools=TOOLS)
+    tools = guard_service.tool_tokens(mem.admin.counter, TOOLS)
+    assert with_tools.view.counted_tokens == without.view.counted_tokens + tools
+    assert with_tools.tokens > without.tokens
+
+
+def _png(width: int, height: int) -> str:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    pixels = zlib.compress(b"".join(b"\0" + b"\0" * width for _ in range(height)))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    return base64.b64encode(raw).decode()
+
+
+def test_a_hundred_images_are_within_the_providers_limit(mem: Memory) -> None:
+    cid = _small(mem)
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(28, 28)}}
+    mem.append(cid, {"role": "user", "content": [{"type": "text", "text": "And these?"}] + [image] * 100})
+    assert mem.prepare_context(cid).action == "none"
+
+
+class _Priced:
+    """A summarizer billed 1,234 input tokens for the 1,000 we counted."""
+
+    provider = "acme"
+    model = "claude-sonnet-4-5"
+
+    def summarize(self, request: Any, prompt: Any, *, deadline: float | None = None) -> SummaryResult:
+        return SummaryResult(
+            "## Task and goals\n- fix the parser",
+            "acme",
+            "claude-sonnet-4-5",
+            1_234,
+            56,
+            0.01,
+            counted_input_tokens=1_000,
+        )
+
+
+def test_the_guard_counts_with_the_learned_calibration(sqlite_url: str) -> None:
+    with Memory(Settings(database_url=sqlite_url), summarizer=_Priced(), auto_migrate=True) as mem:
+        big = _coding(mem, 200_000)
+        before = mem.prepare_context(big)
+        calibrated = _coding(mem, 8_000)
+        assert mem.compactions.compact(calibrated).status == "applied"
+    default = model_spec("claude-sonnet-4-5").safety_factor
+    assert before.tokens / before.view.counted_tokens == pytest.approx(default, abs=0.001)
+    with Memory(Settings(database_url=sqlite_url)) as fresh:  # its factors read from the database
+        after = fresh.prepare_context(big)
+    assert after.view.counted_tokens == before.view.counted_tokens
+    assert after.tokens / after.view.counted_tokens == pytest.approx((default + 1.234) / 2, abs=0.001)

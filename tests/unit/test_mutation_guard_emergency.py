@@ -1,0 +1,182 @@
+"""The guard's emergency path, where mutation testing found the suite blind (docs/mutation.md, fourth
+session). On a throwaway SQLite file: no server.
+
+* A compaction that still leaves the call over the window is an overflow named with its figures, and the
+  guard's line says what the compaction did before it gave up.
+* A request that carries more images than the provider takes is refused with the figures, even below
+  the thresholds, once the compaction archived what it may.
+* A worker's compaction that applied while the guard waited for the lease is reused, not paid twice: the
+  call says so, names that compaction and whether it was an offline fallback; a restore meanwhile
+  leaves nothing to reuse.
+* A broker that refuses the guard's sleep request does not fail the call: a warning names the
+  conversation and the error.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+import sleepcompact.services.guard as guard_service
+from sleepcompact import ContextOverflow, Memory, RequestTooLarge, Settings
+from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.services.clock import utcnow
+from tests.support.events import recorded
+
+REUSED = "a worker's compaction applied while the guard waited; reused"
+
+
+def _coding(mem: Memory, window: int) -> str:
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=window)
+    mem.append_many(cid, coding_agent(seed=0).messages)
+    return cid
+
+
+def test_a_call_still_too_big_after_its_compaction_is_an_overflow_with_its_figures(mem: Memory) -> None:
+    cid = _coding(mem, 16_000)  # 12,000 usable
+    # The system prompt alone fits, barely: with the current turn it does not, whatever is compacted.
+    system = "".join(f"Rule {i}: be careful. " for i in range(1_400))
+    with recorded("guard") as events, pytest.raises(ContextOverflow) as raised:
+        mem.prepare_context(cid, system=system)
+    err = raised.value
+    (event,) = events
+    assert (event["conversation_id"], event["action"], event["decision"]) == (cid, "overflow", "compact_now")
+    assert event["compaction"] == "applied" and event["tokens_before"] > event["tokens"] > 12_000
+    (record,) = mem.compactions.history(cid)
+    assert (record.status, record.trigger) == ("applied", "emergency")
+    # The figures are those of the call after the compaction, not before it.
+    assert (err.conversation_id, err.tokens, err.usable) == (cid, event["tokens"], 12_000)
+    assert err.system_tokens <= 12_000 < err.fixed_tokens
+    assert err.fixed_tokens == err.system_tokens + err.tools_tokens + err.current_turn_tokens
+    assert err.tools_tokens == 0 and err.current_turn_tokens > 0
+
+
+def _png(width: int, height: int) -> str:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    pixels = zlib.compress(b"".join(b"\0" + b"\0" * width for _ in range(height)))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    return base64.b64encode(raw).decode()
+
+
+def test_more_images_than_the_provider_takes_are_refused_with_the_figures(mem: Memory) -> None:
+    cid = _coding(mem, 200_000)  # far below soft: only the image count is over
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(28, 28)}}
+    mem.append(
+        cid, {"role": "user", "content": [{"type": "text", "text": "What do these show?"}] + [image] * 101}
+    )
+    with recorded("guard") as events, pytest.raises(RequestTooLarge) as raised:
+        mem.prepare_context(cid)
+    err = raised.value
+    assert (err.conversation_id, err.attachments, err.max_attachments) == (cid, 101, 100)
+    assert err.max_bytes == 32 * 1024 * 1024 and 101 * len(image["source"]["data"]) < err.size < err.max_bytes
+    (event,) = events
+    assert (event["conversation_id"], event["action"], event["decision"]) == (cid, "overflow", "none")
+    assert event["compaction"] == "noop" and event["tokens_before"] == event["tokens"]
+
+
+def _failing(prompt: str) -> str:
+    raise RuntimeError("the model is down")
+
+
+@pytest.fixture
+def offline(sqlite_url: str) -> Iterator[Memory]:
+    """A Memory whose summarizer is down: every compaction that needs a summary falls back offline."""
+    with Memory(Settings(database_url=sqlite_url), summarizer=_failing, auto_migrate=True) as memory:
+        yield memory
+
+
+def _while_the_guard_waits(monkeypatch: pytest.MonkeyPatch, worker: Callable[[], Any]) -> list[Any]:
+    """Run ``worker`` once, the first time the guard pauses in its wait for the lease."""
+    done: list[Any] = []
+
+    def sleep(seconds: float) -> None:
+        if not done:
+            done.append(worker())
+            return
+        time.sleep(seconds)
+
+    monkeypatch.setattr(guard_service, "time", SimpleNamespace(monotonic=time.monotonic, sleep=sleep))
+    return done
+
+
+def _hold_lease(mem: Memory, cid: str) -> None:
+    with mem.admin.uow() as uow:  # a worker's tick holds the lease
+        assert uow.ticks.acquire_lease(cid, "tick:night-1", utcnow(), 600)
+        uow.commit()
+
+
+def test_a_workers_fallback_compaction_applied_while_the_guard_waits_is_reused(
+    offline: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = offline
+    cid = _coding(mem, 8_000)  # needs a summary: the worker's falls back offline
+    _hold_lease(mem, cid)
+    done = _while_the_guard_waits(monkeypatch, lambda: mem.compactions.compact(cid, trigger="emergency"))
+    with recorded("guard") as events:
+        ctx = mem.prepare_context(cid)
+    (worker,) = done
+    assert worker.status == "applied" and worker.fallback == "RuntimeError: the model is down"
+    assert (ctx.action, ctx.compaction_id, ctx.reason) == ("fallback_compacted", worker.compaction_id, REUSED)
+    assert [h.status for h in mem.compactions.history(cid)] == ["applied"]  # paid once
+    (event,) = events
+    assert (event["action"], event["decision"], event["compaction"]) == (
+        "fallback_compacted",
+        "compact_now",
+        "reused",
+    )
+    assert event["tokens"] == ctx.tokens <= ctx.usable < event["tokens_before"]
+
+
+def test_a_restore_while_the_guard_waits_leaves_nothing_to_reuse(
+    offline: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = offline
+    cid = _coding(mem, 8_000)
+    first = mem.compactions.compact(cid, trigger="emergency")
+    assert first.status == "applied" and first.compaction_id
+    mem.append_many(cid, coding_agent(seed=1).messages)
+    _hold_lease(mem, cid)
+    _while_the_guard_waits(monkeypatch, lambda: mem.compactions.restore(first.compaction_id))
+    with recorded("guard") as events, pytest.raises(ContextOverflow) as raised:
+        mem.prepare_context(cid)
+    assert [h.status for h in mem.compactions.history(cid)] == ["reverted"]
+    (event,) = events
+    assert (event["action"], event["compaction"]) == ("overflow", "reused")
+    assert raised.value.conversation_id == cid and raised.value.tokens == event["tokens"] > 8_000
+
+
+class _DownBroker:
+    def enqueue_tick(self, conversation_id: str, tick_key: str, *, urgent: bool = False) -> None:
+        raise ConnectionError("broker down")
+
+    def enqueue_ticks(self, ticks: Any) -> None:
+        raise ConnectionError("broker down")
+
+
+def test_a_broker_that_refuses_the_sleep_request_is_a_warning_not_an_error(sqlite_url: str) -> None:
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True, queue=_DownBroker()) as mem:
+        cid = _coding(mem, 70_000)  # over soft, under hard
+        with capture_logs() as logs:
+            ctx = mem.prepare_context(cid)
+        assert ctx.action == "sleep_requested"
+        assert mem.admin.conversation(cid).sleep_requested_at is not None
+    warnings = [e for e in logs if e.get("log_level") == "warning"]
+    assert warnings == [
+        {
+            "event": "guard_enqueue_failed",
+            "log_level": "warning",
+            "conversation_id": cid,
+            "error": "ConnectionError",
+        }
+    ]
