@@ -7,6 +7,7 @@ opaque).
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 from collections import Counter
@@ -101,3 +102,15 @@ def decode(data: bytes) -> Image:
         prev = _unfilter(raw[start], bytearray(raw[start + 1 : start + 1 + stride]), prev, channels)
         rows.append(prev)
     return Image(width, height, channels, rows)
+
+
+def blank(width: int, height: int) -> str:
+    """A black 8-bit greyscale PNG of that size, base64-encoded (an image block's ``data``)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    pixels = zlib.compress(b"".join(b"\0" + b"\0" * width for _ in range(height)))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    return base64.b64encode(raw).decode()

@@ -17,12 +17,11 @@ found the suite blind (docs/mutation.md, fourth session). On a throwaway SQLite 
 
 from __future__ import annotations
 
-import base64
 import json
 import math
-import struct
 import time
-import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,6 +34,7 @@ from sleepcompact.domain.budget import model_spec
 from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services.clock import utcnow
 from tests.support.events import recorded
+from tests.support.png import blank
 
 TOOLS = [
     {
@@ -128,19 +128,27 @@ def _hold_lease(mem: Memory, cid: str, owner: str) -> None:
         uow.commit()
 
 
-def test_a_lease_freed_while_the_guard_waits_is_taken_for_its_compaction(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextmanager
+def _watching_leases(sqlite_url: str) -> Iterator[tuple[Memory, str, list[str | None]]]:
+    """A Memory over a coding conversation at 8k whose summarizer notes who held the lease when called."""
     owners: list[str | None] = []
-    holder: list[Memory] = []
+    holder: list[tuple[Memory, str]] = []
 
     def summarizer(prompt: str) -> str:
-        owners.append(holder[0].admin.conversation(cid).lease_owner)
+        mem, cid = holder[0]
+        owners.append(mem.admin.conversation(cid).lease_owner)
         return "## Task and goals\n- fix the parser in src/ledger/totals.py"
 
     with Memory(Settings(database_url=sqlite_url), summarizer=summarizer, auto_migrate=True) as mem:
-        holder.append(mem)
         cid = _coding(mem, 8_000)
+        holder.append((mem, cid))
+        yield mem, cid, owners
+
+
+def test_a_lease_freed_while_the_guard_waits_is_taken_for_its_compaction(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _watching_leases(sqlite_url) as (mem, cid, owners):
         _hold_lease(mem, cid, "tick:night-1")
 
         def worker_done() -> None:
@@ -162,16 +170,7 @@ def test_a_lease_freed_while_the_guard_waits_is_taken_for_its_compaction(
 def test_a_free_lease_is_taken_at_once_for_the_guards_compaction(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    owners: list[str | None] = []
-    holder: list[Memory] = []
-
-    def summarizer(prompt: str) -> str:
-        owners.append(holder[0].admin.conversation(cid).lease_owner)
-        return "## Task and goals\n- fix the parser in src/ledger/totals.py"
-
-    with Memory(Settings(database_url=sqlite_url), summarizer=summarizer, auto_migrate=True) as mem:
-        holder.append(mem)
-        cid = _coding(mem, 8_000)
+    with _watching_leases(sqlite_url) as (mem, cid, owners):
         clock = _Clock()
         monkeypatch.setattr(
             guard_service, "time", SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep)
@@ -253,19 +252,9 @@ def test_tools_count_in_the_calls_figures(mem: Memory) -> None:
     assert with_tools.tokens > without.tokens
 
 
-def _png(width: int, height: int) -> str:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    pixels = zlib.compress(b"".join(b"\0" + b"\0" * width for _ in range(height)))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    return base64.b64encode(raw).decode()
-
-
 def test_a_hundred_images_are_within_the_providers_limit(mem: Memory) -> None:
     cid = _small(mem)
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(28, 28)}}
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blank(28, 28)}}
     mem.append(cid, {"role": "user", "content": [{"type": "text", "text": "And these?"}] + [image] * 100})
     assert mem.prepare_context(cid).action == "none"
 

@@ -14,10 +14,7 @@ session). On a throwaway SQLite file: no server.
 
 from __future__ import annotations
 
-import base64
-import struct
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +27,7 @@ from sleepcompact import ContextOverflow, Memory, RequestTooLarge, Settings
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.services.clock import utcnow
 from tests.support.events import recorded
+from tests.support.png import blank
 
 REUSED = "a worker's compaction applied while the guard waited; reused"
 
@@ -59,19 +57,9 @@ def test_a_call_still_too_big_after_its_compaction_is_an_overflow_with_its_figur
     assert err.tools_tokens == 0 and err.current_turn_tokens > 0
 
 
-def _png(width: int, height: int) -> str:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    pixels = zlib.compress(b"".join(b"\0" + b"\0" * width for _ in range(height)))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    return base64.b64encode(raw).decode()
-
-
 def test_more_images_than_the_provider_takes_are_refused_with_the_figures(mem: Memory) -> None:
     cid = _coding(mem, 200_000)  # far below soft: only the image count is over
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(28, 28)}}
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blank(28, 28)}}
     mem.append(
         cid, {"role": "user", "content": [{"type": "text", "text": "What do these show?"}] + [image] * 101}
     )
