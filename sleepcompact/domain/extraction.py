@@ -155,6 +155,9 @@ _QUESTION_AFTER_QUOTE = re.compile(
 
 # Tool output an agent framework hands back as a user turn (mini-swe-agent, SWE-agent): an observation.
 _OBSERVATION = re.compile(r"^\s*(?:<returncode>|<output|\[File:|OBSERVATION:|Observation:|Traceback \()")
+# An agent harness's own feedback on the model's format, sent as a user message ("Please always provide
+# EXACTLY ONE action in triple backticks"): the harness speaking, not the user, so never a preference.
+_HARNESS = re.compile(r"EXACTLY ONE action|format your action")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _CODE_LINE = re.compile(r"^(?:\s{4}|\t|\s*(?:>>>|\.\.\.|\$ |#|//|\d+:|[-+@]{2}|[{}\[\]()<]))")
 _SYMBOLS = frozenset("[]{}()<>=;_/\\|`#$@*%^~")
@@ -252,7 +255,9 @@ def extract_facts(
     for index, row in enumerate(ordered):
         text = row_text(row)
         if row.kind == "tool_result" or (
-            row.role == "user" and row.kind == "message" and _OBSERVATION.match(text)
+            row.role == "user"
+            and row.kind == "message"
+            and (_OBSERVATION.match(text) or _HARNESS.search(text))
         ):
             _tool_output(row, text, names, add)
             quotes.add(text, "tool")

@@ -268,3 +268,29 @@ def test_never_more_than_two_drafts_per_folded_message_and_always_in_seq_order(
     everything = extract_facts(rows, user_name="Dana", max_entries=10**6)
     dropped = [d for d in everything if d.content not in kept]
     assert not dropped or max(d.importance for d in dropped) <= min(d.importance for d in drafts)
+
+
+def test_an_agent_harness_scolding_the_models_format_is_no_preference_of_the_user() -> None:
+    """mini-swe-agent sends its format errors as user messages ("Please always provide EXACTLY ONE
+    action ..."): 42 of them in the shared runs. They are the harness speaking, so nothing of them may
+    become a direct statement or a preference the user would have stated."""
+    harness = (
+        "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.\n\n"
+        "Please format your action in triple backticks as shown in <response_example>.\n\n"
+        "<response_example>\nHere are some thoughts about why you want to perform the action.\n\n"
+        "```bash\n<action>\n```\n</response_example>"
+    )
+    rows = rows_of(
+        [
+            {"role": "user", "content": "Fix the rounding bug in src/ledger/totals.py, please."},
+            {
+                "role": "assistant",
+                "content": "I will look at totals.py.\n```bash\nls\n```\n```bash\npwd\n```",
+            },
+            {"role": "user", "content": harness},
+        ]
+    )
+    drafts = extract_facts(rows)
+    from_harness = [d for d in drafts if d.seq == 3]
+    assert not [d for d in from_harness if d.source_type == "direct" or "preference" in d.tags], from_harness
+    assert any(d.source_type == "direct" and "rounding" in d.content for d in drafts)
