@@ -47,10 +47,9 @@ def handle_tool_call(
 
 def _search(deps: Dependencies, conversation_id: str, call: RecallCall) -> str:
     # One more than asked: the message the query was copied from (the user's question, usually the
-    # newest message) matches it best and tells the model nothing, so it is left out.
-    found = search_history(
-        deps, conversation_id, call.query, call.limit + 1, budget_tokens=SEARCH_BUDGET_TOKENS
-    )
+    # newest message) matches it best and tells the model nothing, so it is left out. No budget for the
+    # search's own snippets: the page below is budgeted as it is shown (wider snippets, partners).
+    found = search_history(deps, conversation_id, call.query, call.limit + 1)
     hits = [h for h in found if not _echoes(h.content, call.query)][: call.limit]
     if not hits:
         return f"No archived message matches {call.query!r}. Try other words, an identifier, or fewer words."
