@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-import structlog
 from sqlalchemy import Engine
 
 from sleepcompact.adapters.tokenizer import LazyCounter
@@ -23,7 +22,7 @@ from sleepcompact.domain.ladder import Policy
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.domain.render_cache import RenderCache
 from sleepcompact.hooks import Hooks, load_hooks
-from sleepcompact.logs import configure_logging, redact_with
+from sleepcompact.logs import configure_logging, host_configured, redact_with
 from sleepcompact.ports import Summarizer, TaskQueue, TextRedactor, TokenCounter
 from sleepcompact.store import deployment_secrets, migrate
 from sleepcompact.store.conversation_reader import ConversationReader
@@ -167,7 +166,7 @@ def bootstrap(
     """
     settings = settings or Settings()
     redact_with(_redact_log_value)  # before anything logs: no secret in any log line
-    if settings.log_format is not None and not structlog.is_configured():
+    if settings.log_format is not None and not host_configured():
         configure_logging(settings)  # asked for by SLEEPCOMPACT_LOG_FORMAT; else the library stays silent
     wrapped = None
     if summarizer is not None and not hasattr(summarizer, "summarize"):

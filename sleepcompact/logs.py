@@ -29,20 +29,40 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, MutableMapping
-from typing import Any
-
-import structlog
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from sleepcompact.config import Settings
+
+if TYPE_CHECKING:
+    from structlog.typing import Processor
 
 ROOT_LOGGER = "sleepcompact"
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _configured = False
+_pending: Settings | None = None  # ``configure_logging_when_used``: the settings of the first line
 
 logging.getLogger(ROOT_LOGGER).addHandler(logging.NullHandler())
 
 
 _redact: Callable[[Any], Any] | None = None
+
+
+def _structlog() -> ModuleType | None:
+    """structlog, when this process has imported it; else None.
+
+    structlog is imported only by ``configure_logging`` and the services that bind context: importing
+    it pulls in Rich (about 60 ms), which a process that only asks the guard never needs. A host that
+    configured structlog or bound its context variables has imported it, so looking in
+    ``sys.modules`` loses nothing.
+    """
+    return sys.modules.get("structlog")
+
+
+def host_configured() -> bool:
+    """Whether structlog is configured in this process (by the host application or by us)."""
+    module = _structlog()
+    return module is not None and bool(module.is_configured())
 
 
 def redact_with(redact: Callable[[Any], Any]) -> None:
@@ -78,14 +98,18 @@ class Logger:
         self._stdlib = logging.getLogger(name)
 
     def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
-        if structlog.is_configured():
+        if _pending is not None:
+            configure_logging(_pending)
+        module = _structlog()
+        if module is not None and module.is_configured():
             redacted = {key: _redacted(value) for key, value in fields.items()}
-            getattr(structlog.get_logger(self.name), level)(event, **redacted)
+            getattr(module.get_logger(self.name), level)(event, **redacted)
             return
         number = _LEVELS[level]
         if not self._stdlib.isEnabledFor(number):
             return  # before redacting: a silent library pays nothing for its events
-        merged = {k: _redacted(v) for k, v in {**structlog.contextvars.get_contextvars(), **fields}.items()}
+        bound = module.contextvars.get_contextvars() if module is not None else {}
+        merged = {k: _redacted(v) for k, v in {**bound, **fields}.items()}
         message = " ".join([event, *(f"{k}={v!r}" for k, v in merged.items())])
         extra = {"sleepcompact_event": event, "sleepcompact_fields": merged}
         self._stdlib.log(number, "%s", message, extra=extra, stacklevel=3)
@@ -120,11 +144,14 @@ def is_json(settings: Settings) -> bool:
 
 def configure_logging(settings: Settings, *, force: bool = False) -> None:
     """Configure structlog and the standard library's root logger (idempotent unless ``force``)."""
-    global _configured
+    global _configured, _pending
     if _configured and not force:
         return
+    _pending = None
+    import structlog  # here, not at the top: see ``_structlog``
+
     level = getattr(logging, settings.log_level, logging.INFO)
-    renderer: structlog.typing.Processor = (
+    renderer: Processor = (
         structlog.processors.JSONRenderer() if is_json(settings) else structlog.dev.ConsoleRenderer()
     )
     structlog.configure(
@@ -145,9 +172,42 @@ def configure_logging(settings: Settings, *, force: bool = False) -> None:
     _configured = True
 
 
-def _route_stdlib(renderer: structlog.typing.Processor, level: int) -> None:
+def configure_logging_when_used(settings: Settings) -> None:
+    """``configure_logging``, done when the first line is logged (by sleepcompact or any library).
+
+    For a short-lived command that usually logs nothing (``sleepcompact check``): configuring imports
+    structlog and, through it, Rich, about a sixth of that command's start-up.
+    """
+    global _pending
+    if _configured:
+        return
+    _pending = settings
+    root = logging.getLogger()
+    if not any(isinstance(h, _FirstLine) for h in root.handlers):
+        root.addHandler(_FirstLine())
+    root.setLevel(getattr(logging, settings.log_level, logging.INFO))
+
+
+class _FirstLine(logging.Handler):
+    """Stands in on the root logger until the first record: then configures, and hands that record to
+    the handler just installed."""
+
+    _sleepcompact = True  # replaced, like our other root handler, when logging is configured
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _pending is None:
+            return  # configured meanwhile (this handler is no longer on the root logger)
+        configure_logging(_pending)
+        for handler in logging.getLogger().handlers:
+            if getattr(handler, "_sleepcompact", False) and record.levelno >= handler.level:
+                handler.handle(record)
+
+
+def _route_stdlib(renderer: Processor, level: int) -> None:
     """Standard-library loggers (Celery, Kombu, SQLAlchemy) through the same renderer, so off a terminal
     every line on stderr is one JSON object, whoever wrote it."""
+    import structlog
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
@@ -163,10 +223,10 @@ def _route_stdlib(renderer: structlog.typing.Processor, level: int) -> None:
         )
     )
     root = logging.getLogger()
-    for old in [h for h in root.handlers if getattr(h, "_sleepcompact", False)]:
-        root.removeHandler(old)
     handler._sleepcompact = True  # type: ignore[attr-defined]
-    root.addHandler(handler)
+    # A new list rather than removeHandler/addHandler: this may run while a record is being dispatched
+    # (``_FirstLine``), and that dispatch iterates the old list.
+    root.handlers = [*(h for h in root.handlers if not getattr(h, "_sleepcompact", False)), handler]
     root.setLevel(level)
     logging.captureWarnings(True)  # library warnings become log lines too, not raw stderr text
     # Alembic narrates every migration check at INFO; only its warnings matter to an operator.
@@ -177,7 +237,9 @@ __all__ = [
     "ROOT_LOGGER",
     "Logger",
     "configure_logging",
+    "configure_logging_when_used",
     "get_logger",
+    "host_configured",
     "is_json",
     "redact_event",
     "redact_with",

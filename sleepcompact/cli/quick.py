@@ -26,12 +26,16 @@ def run(argv: Sequence[str]) -> int | None:
     # Imported here, not at the top: the full CLI's path does not need them. The guard's decision needs
     # the dependencies and the budget, not the facade, which imports every service.
     from sleepcompact.bootstrap import bootstrap
-    from sleepcompact.cli.light import json_text, settings
+    from sleepcompact.cli.light import json_text
+    from sleepcompact.config import Settings
     from sleepcompact.domain.errors import SleepcompactError
+    from sleepcompact.logs import configure_logging_when_used
     from sleepcompact.services.budgets import check
 
     try:
-        deps = bootstrap(settings())
+        chosen = Settings.from_env()
+        configure_logging_when_used(chosen)  # the CLI's logging, but only if something logs
+        deps = bootstrap(chosen)
         try:
             decision = check(deps, conversation)
         finally:

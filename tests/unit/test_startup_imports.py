@@ -81,4 +81,5 @@ def test_the_check_command_loads_neither_the_cli_framework_nor_the_compaction_pi
     loaded = _loaded_after(code)
     assert "sleepcompact.services.budgets" in loaded  # it did decide
     assert not {"typer", "click", "sleepcompact.api", "sleepcompact.services.compaction", *HEAVY} & loaded
+    assert not {"structlog", "rich"} & loaded  # logging is configured only if a line is logged
     assert "sleepcompact.domain.injection" not in loaded  # the detector loads when a text is screened
