@@ -106,6 +106,21 @@ class JournalEntryRecord:
 
 
 @dataclass(frozen=True)
+class MemoryDraft:
+    """A memory to insert. ``source_trust``: its sources' trust (``domain.memory_trust``); ``corrects``:
+    the memory a user's correction replaces; ``flags``: why a ``flagged`` memory was flagged."""
+
+    kind: str
+    content: str
+    confidence: float
+    importance: int
+    source_journal_ids: tuple[int, ...]
+    source_trust: float
+    corrects: int | None = None
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class MemoryRecord:
     """A long-term memory of one agent. Invalidated memories are kept, with what superseded them and, when
     a user corrected or deleted one, why."""

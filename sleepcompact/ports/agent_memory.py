@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord, NewJournalEntry
+from sleepcompact.domain.journal import JournalEntryRecord, MemoryDraft, MemoryRecord, NewJournalEntry
 
 
 class AgentMemoryRepository(Protocol):
@@ -22,8 +22,8 @@ class AgentMemoryRepository(Protocol):
         """Journal entries of one agent, oldest first."""
         ...
 
-    def set_entries(self, entry_ids: Sequence[int], *, status: str, memory_id: int | None = None) -> None:
-        """Move journal entries to a status."""
+    def set_entries(self, entry_ids: Sequence[int], *, status: str) -> None:
+        """Move journal entries to a status (``link_entries`` links them to memories)."""
         ...
 
     def rescore_entries(self, scores: Sequence[tuple[int, int]]) -> list[int]:
@@ -41,23 +41,14 @@ class AgentMemoryRepository(Protocol):
         """One memory of the agent, valid or not; None when the id is another agent's or no one's."""
         ...
 
-    def add_memory(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        *,
-        kind: str,
-        content: str,
-        confidence: float,
-        importance: int,
-        source_journal_ids: Sequence[int],
-        source_trust: float,
-        now: datetime,
-        corrects: int | None = None,
-        flags: Sequence[str] = (),
-    ) -> int:
-        """Insert a memory (``source_trust``: its sources' trust, ``domain.memory_trust``; ``corrects``:
-        the memory a user's correction replaces; ``flags``: why a ``flagged`` memory was flagged)."""
+    def add_memories(
+        self, tenant_id: str, agent_id: str, drafts: Sequence[MemoryDraft], now: datetime
+    ) -> list[int]:
+        """Insert memories; returns their ids, in the drafts' order."""
+        ...
+
+    def link_entries(self, links: Sequence[tuple[int, int]]) -> None:
+        """Mark journal entries consolidated into memories: ``(entry id, memory id)`` pairs."""
         ...
 
     def reinforce_memory(

@@ -16,6 +16,7 @@ from sleepcompact.domain.journal import (
     SOURCE_TRUST,
     USER_REASONS,
     JournalEntryRecord,
+    MemoryDraft,
     MemoryRecord,
     NewJournalEntry,
 )
@@ -108,30 +109,25 @@ def _write_plan(
     may still hold a secret, and memories are recalled into the agent's other conversations."""
     trust_of = {e.id: e.source_trust for e in entries}
     old_trust = {m.id: m.source_trust for m in memories}
-    created: dict[int, int] = {}  # index in plan.new -> memory id
-    linked: set[int] = set()
-
-    def link(entry_ids: tuple[int, ...] | list[int], memory_id: int) -> None:
-        fresh = [e for e in entry_ids if e not in linked]
-        repo.set_entries(fresh, status="consolidated", memory_id=memory_id)
-        linked.update(fresh)
-
     # Real memories first, so entries link to the fact they became rather than to the contradiction note.
-    for i in sorted(range(len(plan.new)), key=lambda i: plan.new[i].kind == "contradiction"):
-        new = plan.new[i]
-        created[i] = repo.add_memory(
-            tenant_id,
-            agent_id,
+    order = sorted(range(len(plan.new)), key=lambda i: plan.new[i].kind == "contradiction")
+    drafts = [
+        MemoryDraft(
             kind=new.kind,
             content=redactor.redact(new.content),
             confidence=new.confidence,
             importance=new.importance,
-            source_journal_ids=new.source_journal_ids,
+            source_journal_ids=tuple(new.source_journal_ids),
             source_trust=new_memory_trust(new, trust_of),
-            now=now,
-            flags=new.flags,
+            flags=tuple(new.flags),
         )
-        link(new.source_journal_ids, created[i])
+        for new in (plan.new[i] for i in order)
+    ]
+    created = dict(zip(order, repo.add_memories(tenant_id, agent_id, drafts, now), strict=True))
+    links: dict[int, int] = {}  # entry id -> the memory it went into (the first one that names it)
+    for i in order:
+        for entry_id in plan.new[i].source_journal_ids:
+            links.setdefault(entry_id, created[i])
     for merge in plan.merges:
         repo.reinforce_memory(
             merge.memory_id,
@@ -141,11 +137,13 @@ def _write_plan(
             source_trust=merged_trust(old_trust[merge.memory_id], merge, trust_of),
             now=now,
         )
-        link(merge.entry_ids, merge.memory_id)
+        for entry_id in merge.entry_ids:
+            links.setdefault(entry_id, merge.memory_id)
     for old in plan.invalidate:
         by = next((created[i] for i, n in enumerate(plan.new) if n.supersedes == old), None)
         repo.invalidate_memory(old, superseded_by=by, now=now)
-    repo.set_entries([e for e in (*plan.below_floor, *plan.overruled) if e not in linked], status="pruned")
+    repo.link_entries(sorted(links.items()))
+    repo.set_entries([e for e in (*plan.below_floor, *plan.overruled) if e not in links], status="pruned")
 
 
 def list_memories(
@@ -196,19 +194,17 @@ def correct_memory(
             tenant_id, agent_id, None, text, "direct", "manual", (_CLAIM_KINDS[kind],), "user"
         )
         (entry_id,) = uow.memories.add_entries([entry], now)
-        new_id = uow.memories.add_memory(
-            tenant_id,
-            agent_id,
+        draft = MemoryDraft(
             kind=kind,
             content=text,
             confidence=SOURCE_TRUST["direct"],
             importance=max(old.importance, CORRECTION_IMPORTANCE),
             source_journal_ids=(entry_id,),
             source_trust=SOURCE_TRUST["direct"],
-            now=now,
             corrects=old.id,
         )
-        uow.memories.set_entries([entry_id], status="consolidated", memory_id=new_id)
+        (new_id,) = uow.memories.add_memories(tenant_id, agent_id, [draft], now)
+        uow.memories.link_entries([(entry_id, new_id)])
         if not uow.memories.invalidate_memory(
             old.id, superseded_by=new_id, now=now, reason=CORRECTED_BY_USER
         ):

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from sleepcompact.domain.journal import JournalEntryRecord, MemoryRecord, NewJournalEntry
+from sleepcompact.domain.journal import JournalEntryRecord, MemoryDraft, MemoryRecord, NewJournalEntry
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.store.mapping import aware
 from sleepcompact.store.models import JournalEntry, MemoryItem
+
+# One Core statement for many parameter sets (bind names differ from the columns': Core reserves those).
+_LINK = (
+    update(JournalEntry)
+    .where(JournalEntry.id == bindparam("l_id"))
+    .values(status="consolidated", memory_id=bindparam("l_memory"))
+)
 
 
 def _entry(r: JournalEntry) -> JournalEntryRecord:
@@ -97,14 +103,11 @@ class SqlAgentMemory:
             query = query.where(JournalEntry.status.in_(list(statuses)))
         return [_entry(r) for r in self.session.scalars(query.order_by(JournalEntry.id).limit(limit))]
 
-    def set_entries(self, entry_ids: Sequence[int], *, status: str, memory_id: int | None = None) -> None:
-        """Move journal entries to a status (and link them to the memory they became)."""
+    def set_entries(self, entry_ids: Sequence[int], *, status: str) -> None:
+        """Move journal entries to a status (``link_entries`` links them to memories)."""
         if entry_ids:
-            values: dict[str, Any] = {"status": status}
-            if memory_id is not None:
-                values["memory_id"] = memory_id
             self.session.execute(
-                update(JournalEntry).where(JournalEntry.id.in_(list(entry_ids))).values(**values)
+                update(JournalEntry).where(JournalEntry.id.in_(list(entry_ids))).values(status=status)
             )
 
     def rescore_entries(self, scores: Sequence[tuple[int, int]]) -> list[int]:
@@ -143,40 +146,38 @@ class SqlAgentMemory:
             return None
         return _memory(row)
 
-    def add_memory(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        *,
-        kind: str,
-        content: str,
-        confidence: float,
-        importance: int,
-        source_journal_ids: Sequence[int],
-        source_trust: float,
-        now: datetime,
-        corrects: int | None = None,
-        flags: Sequence[str] = (),
-    ) -> int:
-        """Insert a memory; returns its id. ``source_trust``: its sources' trust (``domain.memory_trust``);
-        ``corrects``: the memory a user's correction replaces; ``flags``: why a ``flagged`` memory is."""
-        row = MemoryItem(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            kind=kind,
-            content=content,
-            confidence=confidence,
-            importance=importance,
-            source_trust=source_trust,
-            source_journal_ids=list(source_journal_ids),
-            corrects=corrects,
-            flags=list(flags) or None,
-            created_at=now,
-            updated_at=now,
-        )
-        self.session.add(row)
+    def add_memories(
+        self, tenant_id: str, agent_id: str, drafts: Sequence[MemoryDraft], now: datetime
+    ) -> list[int]:
+        """Insert memories; returns their ids, in the drafts' order. One flush for all of them (one
+        INSERT ... RETURNING for many rows where the database allows it), not one per memory."""
+        rows = [
+            MemoryItem(
+                tenant_id=tenant_id,
+                agent_id=agent_id,
+                kind=d.kind,
+                content=d.content,
+                confidence=d.confidence,
+                importance=d.importance,
+                source_trust=d.source_trust,
+                source_journal_ids=list(d.source_journal_ids),
+                corrects=d.corrects,
+                flags=list(d.flags) or None,
+                created_at=now,
+                updated_at=now,
+            )
+            for d in drafts
+        ]
+        self.session.add_all(rows)
         self.session.flush()
-        return row.id
+        return [r.id for r in rows]
+
+    def link_entries(self, links: Sequence[tuple[int, int]]) -> None:
+        """Mark journal entries consolidated into memories: ``(entry id, memory id)`` pairs, as one
+        executemany."""
+        if links:
+            params = [{"l_id": entry_id, "l_memory": memory_id} for entry_id, memory_id in links]
+            self.session.connection().execute(_LINK, params)
 
     def reinforce_memory(
         self,
