@@ -15,11 +15,12 @@ does not count. ``domain.quarantine`` uses the verdict on summaries.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sleepcompact.domain.injection_gates import passes, tokens_of
+from sleepcompact.domain.injection_gates import GateIndex, tokens_of
 from sleepcompact.domain.injection_rules import ACTION_RULES, Rule
 from sleepcompact.domain.injection_rules_address import ADDRESS_RULES
 from sleepcompact.domain.injection_rules_i18n import RULES_I18N
@@ -266,6 +267,12 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
             start, size = i + 1, 0
 
 
+@functools.cache
+def _gate_index(with_other_languages: bool) -> GateIndex:
+    """The gates of the rules a view is read with (other languages' only in the plain view)."""
+    return GateIndex([r.name for r in ((*RULES, *RULES_I18N) if with_other_languages else RULES)])
+
+
 def _rule_findings(text: str) -> list[Finding]:
     """The findings of every rule over each reading of ``text``, chunk by chunk."""
     found: dict[tuple[str, str, int], Finding] = {}
@@ -273,13 +280,12 @@ def _rule_findings(text: str) -> list[Finding]:
     lines = text.split("\n") if meta else []
     for view in views(text):
         # Other languages are read before look-alikes are mapped: Cyrillic stays Cyrillic.
-        rules = (*RULES, *RULES_I18N) if view.how == "plain" else RULES
-        via = "text" if view.how == "plain" else view.how
+        plain = view.how == "plain"
+        rules, gates = (*RULES, *RULES_I18N) if plain else RULES, _gate_index(plain)
+        via = "text" if plain else view.how
         for first, chunk in _chunks(view.text):
-            tokens = tokens_of(chunk.lower())
-            for rule in rules:
-                if not passes(rule.name, tokens):
-                    continue
+            for i in gates.passing(tokens_of(chunk.lower())):
+                rule = rules[i]
                 for match, reported in _matches(rule, chunk, meta):
                     line = first + chunk.count("\n", 0, match.start())
                     reported = reported or (meta and _in_example_block(lines, line))
