@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from sleepcompact.domain.claims import Statement, analyze, contradicts, duplicate_score
 from sleepcompact.domain.injection import flag_imperatives
+from sleepcompact.domain.statement_index import StatementIndex
 
 SUPERSEDE_TRUST = 0.5
 """Least source trust an entry needs to supersede a memory (the recall floor: below it, not believed)."""
@@ -160,6 +161,11 @@ class _Target:
         self.importance = max(self.importance, entry.importance)
 
 
+def _open(targets: Sequence[_Target], kind: str) -> list[_Target]:
+    """The targets an entry of ``kind`` may still merge into or retire."""
+    return [t for t in targets if t.alive and _compatible(t.kind, kind)]
+
+
 def consolidate(
     entries: Sequence[EntryIn],
     memories: Sequence[MemoryIn],
@@ -197,6 +203,12 @@ class _Planner:
         self.drafts: list[_Target] = []
         self.home: dict[int, _Target | None] = {}
         self.invalidate: list[int] = []
+        # Compared with the few memories an entry may restate or contradict, not with every one (an agent
+        # with 10,000 memories took a second per consolidation): see ``statement_index``.
+        self.index: StatementIndex[_Target] = StatementIndex()
+        for t in self.existing:
+            self.index.add(t, t.stmt)
+        self.pinned = [t for t in self.existing if t.pinned]
 
     def place(self, entry: EntryIn) -> None:
         """Merge the entry into a memory it restates, or make it a new memory (superseding what it
@@ -211,11 +223,11 @@ class _Planner:
             return
         kind = FLAGGED if flags else next((k for tag, k in _KINDS if tag in entry.tags), "fact")
         stmt = analyze(entry.content)
-        candidates = [t for t in (*self.existing, *self.drafts) if t.alive and _compatible(t.kind, kind)]
-        if entry.origin != "manual" and self._overruled(stmt, kind, candidates):
+        if entry.origin != "manual" and self._overruled(stmt, kind, _open(self.pinned, kind)):
             self.home[entry.id] = None
             self.overruled.append(entry.id)
             return
+        candidates = _open(self.index.similar(stmt), kind)
         match = next((t for t in candidates if t.stmt.norm == stmt.norm), None)
         if match is None:
             scored = [(s, -i) for i, t in enumerate(candidates) if (s := duplicate_score(t.stmt, stmt)) > 0]
@@ -232,7 +244,8 @@ class _Planner:
         self.home[entry.id] = draft
         # An untrusted source (a scraped page, a tool's say-so) may add a claim but never retire one.
         if kind in _CLAIMS and not _NOT_CLAIMS & set(entry.tags) and entry.source_trust >= SUPERSEDE_TRUST:
-            self._supersede(draft, candidates, entry)
+            self._supersede(draft, _open(self.index.sharing_subject(stmt), kind), entry)
+        self.index.add(draft, stmt)  # after: a draft is never its own candidate
 
     def _overruled(self, stmt: Statement, kind: str, candidates: list[_Target]) -> bool:
         """Whether an automatic entry restates what the user retracted or contradicts a correction."""
