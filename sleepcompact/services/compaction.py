@@ -146,7 +146,7 @@ def _write(
             tokens_after=p.tokens_before,
             reason="the layout would save less than 5%; backing off",
         )
-    applied = apply(deps, loaded, p, record, summarized, _settings(deps, loaded, request))
+    applied = apply(deps, loaded, p, record, summarized, _settings(deps, loaded, request), report.started)
     if applied is None:
         record_only(deps, record, "discarded", "lost race: the conversation was compacted meanwhile")
         return _done(

@@ -143,10 +143,12 @@ def apply(
     record: CompactionRecord,
     summarized: Summarized | None,
     settings: dict[str, Any] | None = None,
+    started: float | None = None,
 ) -> Applied | None:
     """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
     summary message, the compaction record, the journal entries and the calibration. Returns what it
-    wrote, or None when the race was lost (nothing written)."""
+    wrote, or None when the race was lost (nothing written). ``started``: the compaction's
+    ``time.monotonic()`` start; the record's duration then runs up to the transaction."""
     conversation_id = loaded.conv.id
     # Journaled facts are redacted before the transaction (CPU work on every folded row, no lock held).
     content = summarized.content if summarized else None
@@ -158,6 +160,8 @@ def apply(
     live_flags = flag_imperatives(content or "")
     flags = list(dict.fromkeys([*(result.flags if result else ()), *live_flags]))
     quarantined = list(result.quarantined) if result else []
+    if started is not None:  # the extraction above is part of the compaction, not of what follows it
+        record = replace(record, duration_ms=int((time.monotonic() - started) * 1000))
     with deps.uow() as uow:
         if not uow.conversations.bump_epoch(conversation_id, loaded.conv.compaction_epoch):
             uow.rollback()
