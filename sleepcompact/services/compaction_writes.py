@@ -148,7 +148,7 @@ def apply(
     """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
     summary message, the compaction record, the journal entries and the calibration. Returns what it
     wrote, or None when the race was lost (nothing written). ``started``: the compaction's
-    ``time.monotonic()`` start; the record's duration then runs up to the transaction."""
+    ``time.monotonic()`` start; the record's duration then runs up to the record's own write."""
     conversation_id = loaded.conv.id
     # Journaled facts are redacted before the transaction (CPU work on every folded row, no lock held).
     content = summarized.content if summarized else None
@@ -160,8 +160,6 @@ def apply(
     live_flags = flag_imperatives(content or "")
     flags = list(dict.fromkeys([*(result.flags if result else ()), *live_flags]))
     quarantined = list(result.quarantined) if result else []
-    if started is not None:  # the extraction above is part of the compaction, not of what follows it
-        record = replace(record, duration_ms=int((time.monotonic() - started) * 1000))
     with deps.uow() as uow:
         if not uow.conversations.bump_epoch(conversation_id, loaded.conv.compaction_epoch):
             uow.rollback()
@@ -178,8 +176,11 @@ def apply(
         }
         if settings is not None:
             meta["settings"] = settings  # what an admin re-run compares today's settings with
+        # The extraction above and the row changes are the compaction's work, not what a tick adds to it.
+        took = record.duration_ms if started is None else int((time.monotonic() - started) * 1000)
+        summary_id = summary.id if summary else None
         uow.compactions.add(
-            replace(record, summary_message_id=summary.id if summary else None, tokens_after=tokens_after),
+            replace(record, summary_message_id=summary_id, tokens_after=tokens_after, duration_ms=took),
             meta={**meta, "reason": p.reason},
         )
         uow.memories.add_entries(entries, now)
