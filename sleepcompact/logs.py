@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,16 @@ def _structlog() -> ModuleType | None:
     ``sys.modules`` loses nothing.
     """
     return sys.modules.get("structlog")
+
+
+@contextmanager
+def bound_context(**fields: Any) -> Iterator[None]:
+    """Bind ``fields`` to every event logged inside (structlog's context variables), by us or by the
+    libraries we call. Imports structlog on first use, not when a module that binds is imported."""
+    import structlog
+
+    with structlog.contextvars.bound_contextvars(**fields):
+        yield
 
 
 def host_configured() -> bool:
@@ -236,6 +247,7 @@ def _route_stdlib(renderer: Processor, level: int) -> None:
 __all__ = [
     "ROOT_LOGGER",
     "Logger",
+    "bound_context",
     "configure_logging",
     "configure_logging_when_used",
     "get_logger",

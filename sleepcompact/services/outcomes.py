@@ -13,10 +13,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import structlog
-
 from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.ladder import Plan
+from sleepcompact.logs import bound_context
 from sleepcompact.ports import SummaryResult
 from sleepcompact.telemetry import emit
 
@@ -109,9 +108,7 @@ class OutcomeReporter:
         """Time the summarizer call, with the conversation bound to every line it logs (``llm_call``...)."""
         started = time.monotonic()
         try:
-            with structlog.contextvars.bound_contextvars(
-                conversation_id=self.conversation_id, tenant_id=self.tenant_id
-            ):
+            with bound_context(conversation_id=self.conversation_id, tenant_id=self.tenant_id):
                 yield
         finally:
             self.llm_ms = int((time.monotonic() - started) * 1000)

@@ -21,11 +21,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-import structlog
-
 from sleepcompact.domain.budget import entry_count_due
 from sleepcompact.domain.errors import ConversationBusy, ConversationNotFound, InvalidSetting
 from sleepcompact.domain.records import ConversationRecord
+from sleepcompact.logs import bound_context
 from sleepcompact.ports import BatchSummarizer, Dependencies, Rescorer, UnitOfWork
 from sleepcompact.services import batches, leases
 from sleepcompact.services.budgets import budget_for
@@ -164,7 +163,7 @@ def sleep_tick(
             return recorded
         uow.commit()
     try:
-        with structlog.contextvars.bound_contextvars(conversation_id=conversation_id, tenant_id=tenant_id):
+        with bound_context(conversation_id=conversation_id, tenant_id=tenant_id):
             result = _work(deps, conv, tick_key, tick_helpers or TickHelpers())
     except BaseException as exc:
         # Let the guard or a retry in at once rather than after the lease expires.

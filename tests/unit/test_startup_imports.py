@@ -49,6 +49,7 @@ def test_the_guard_path_loads_no_admin_evaluation_broker_or_sdk_code(tmp_path: P
     )
     assert "sqlalchemy" in loaded  # it did read the database
     assert not set(HEAVY) & loaded
+    assert not {"structlog", "rich"} & loaded  # a library that logs nothing does not load its logging
 
 
 def test_the_injection_patterns_compile_only_when_a_text_is_screened() -> None:
