@@ -8,7 +8,7 @@ in place; ``sleepcompact.domain.ladder.plan`` decides which steps run, in which 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, Content, content_text
@@ -54,15 +54,7 @@ def rows_after(
         if change is None:
             out.append(row)
         elif change.state != "archived":
-            out.append(
-                replace(
-                    row,
-                    state=change.state,
-                    live_content=change.live_content,
-                    live_tokens=change.live_tokens,
-                    compaction_id=compaction_id,
-                )
-            )
+            out.append(row.with_view(change.state, change.live_content, change.live_tokens, compaction_id))
     return out
 
 

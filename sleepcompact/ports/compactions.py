@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from sleepcompact.domain.records import CompactionRecord
+from sleepcompact.domain.records import CompactionRecord, MessageRecord
 from sleepcompact.domain.steps import RowChange
 
 
@@ -44,8 +44,14 @@ class CompactionRepository(Protocol):
         """How many applied compactions wrote a summary."""
         ...
 
-    def apply_changes(self, compaction_id: str, changes: Sequence[RowChange]) -> list[dict[str, Any]]:
-        """Write new live views; returns the prior state of each row."""
+    def apply_changes(
+        self,
+        compaction_id: str,
+        changes: Sequence[RowChange],
+        known: Sequence[MessageRecord] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Write new live views; returns the prior state of each row (taken from ``known``, the rows as
+        read under the epoch the caller's transaction has just checked, when given)."""
         ...
 
     def restore_rows(self, prior: Sequence[dict[str, Any]]) -> None:

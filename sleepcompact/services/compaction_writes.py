@@ -165,7 +165,7 @@ def apply(
             uow.rollback()
             return None
         now = utcnow()
-        prior = uow.compactions.apply_changes(record.id, p.changes)
+        prior = uow.compactions.apply_changes(record.id, p.changes, loaded.snapshot.rows)
         summary = _add_summary(uow, record, summarized, bool(live_flags), now) if summarized else None
         tokens_after, _ = uow.conversations.recount(conversation_id)
         meta: dict[str, Any] = {

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from sleepcompact.domain.records import CompactionRecord
+from sleepcompact.domain.records import CompactionRecord, MessageRecord
 from sleepcompact.domain.steps import RowChange
-from sleepcompact.store.mapping import compaction_record
+from sleepcompact.store.mapping import compaction_record, dump_content
 from sleepcompact.store.models import Compaction, Message
 from sleepcompact.store.search import unindex_message
 
@@ -132,16 +131,30 @@ class SqlCompactions:
         )
         return int(n or 0)
 
-    def apply_changes(self, compaction_id: str, changes: Sequence[RowChange]) -> list[dict[str, Any]]:
+    def apply_changes(
+        self,
+        compaction_id: str,
+        changes: Sequence[RowChange],
+        known: Sequence[MessageRecord] | None = None,
+    ) -> list[dict[str, Any]]:
         """Write new live views; returns each row's prior state so restore can put it back exactly.
 
-        Only the five columns a change touches are read (not the rows' content and raw payloads), and
-        the new views go out as one executemany by primary key, as ``restore_rows`` does: an emergency
-        compaction in the request path masks thousands of rows, and a statement per ORM object made the
-        write cost as much as the plan."""
+        The prior state comes from ``known`` when the caller has the rows as it read them under the
+        epoch its transaction has just checked (every write to a row's view moves the epoch, so they are
+        what is stored); otherwise only the five columns a change touches are read (not the rows'
+        content and raw payloads). The new views go out as one executemany by primary key, as
+        ``restore_rows`` does: an emergency compaction in the request path masks thousands of rows, and
+        a statement per ORM object made the write cost as much as the plan."""
         if not changes:
             return []
         by_id = {c.message_id: c for c in changes}
+        prior = _prior_known(by_id, known) if known is not None else self._prior_read(by_id)
+        if prior:
+            views = [_new_view(by_id[p["id"]], compaction_id) for p in prior]
+            self.session.connection().execute(_SET_VIEW, [_bound(v) for v in views])
+        return prior
+
+    def _prior_read(self, by_id: Mapping[int, RowChange]) -> list[dict[str, Any]]:
         columns = (
             Message.id,
             Message.state,
@@ -150,7 +163,7 @@ class SqlCompactions:
             Message.compaction_id,
         )
         found = self.session.execute(select(*columns).where(Message.id.in_(list(by_id)))).all()
-        prior = sorted(
+        return sorted(
             (
                 {
                     "id": r.id,
@@ -163,10 +176,6 @@ class SqlCompactions:
             ),
             key=lambda p: int(p["id"]),
         )
-        if prior:
-            views = [_new_view(by_id[p["id"]], compaction_id) for p in prior]
-            self.session.connection().execute(_SET_VIEW, [_bound(v) for v in views])
-        return prior
 
     def restore_rows(self, prior: Sequence[dict[str, Any]]) -> None:
         """Put rows back exactly as ``apply_changes`` found them."""
@@ -181,9 +190,26 @@ class SqlCompactions:
         self.session.execute(delete(Message).where(Message.id == message_id, Message.kind == "summary"))
 
 
+def _prior_known(by_id: Mapping[int, RowChange], known: Sequence[MessageRecord]) -> list[dict[str, Any]]:
+    """The prior state of the changed rows among ``known``, as ``_prior_read`` reads it (the live view
+    as stored: JSON text, as ``dump_content`` writes it)."""
+    prior = [
+        {
+            "id": r.id,
+            "state": r.state,
+            "live_content": dump_content(r.live_content) if r.live_content is not None else None,
+            "live_tokens": r.live_tokens,
+            "compaction_id": r.compaction_id,
+        }
+        for r in known
+        if r.id in by_id
+    ]
+    return sorted(prior, key=lambda p: int(p["id"]))
+
+
 def _new_view(change: RowChange, compaction_id: str) -> dict[str, Any]:
     """One row's bulk-update parameters: its new state and live view, and the compaction that made it."""
-    live = json.dumps(change.live_content, ensure_ascii=False) if change.live_content is not None else None
+    live = dump_content(change.live_content) if change.live_content is not None else None
     return {
         "id": change.message_id,
         "state": change.state,
