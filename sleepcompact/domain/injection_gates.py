@@ -101,8 +101,17 @@ GATES: dict[str, str] = {
     "urgency": "immediately right urgent urgently",
     "destructive": "rm --no-preserve-root chmod mkfs dd :(){ drop push delete destroy wipe truncate remove"
     " erase purge",
-    "privileged": "grant give lock close approve merge transfer wire send funds refund publish push accept"
-    " root pay forward disable turn remove force-push",
+    # One alternative per branch of the rule's pattern: its plain word list passed most chunks of code and
+    # logs ("close", "push", "remove", "send"), and the rule's eighteen branches were a third of the
+    # detector's time on coding-agent traffic.
+    "privileged": "grant give & owner admin administrator root write maintainer & role access rights"
+    " permission permissions | lock & the | close & every all & issue issues"
+    " | approve merge & pr prs pull request requests | transfer wire send & $ € £ | wire & funds transfer"
+    " | issue & refund | publish & pypi | push & production prod main master | accept & invitations"
+    " | as & root | disable turn remove & 2fa two-factor mfa multi-factor authentication firewall antivirus"
+    " audit signature | force-push | add make invite & as & super superadmin admin administrator owner"
+    " maintainer | transfer wire send pay remit & eur usd gbp chf btc eth usdt dollars euros pounds"
+    " | pay & iban account wallet | forward & emails messages files documents",
     "phishing": "ask",
     "file into argument": "pass read",
     "your reply": "your",
