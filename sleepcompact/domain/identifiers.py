@@ -8,6 +8,8 @@ rule based, hence deterministic.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from typing import NamedTuple
 
@@ -116,13 +118,17 @@ def _strip_url(url: str) -> str:
     return url
 
 
+_LETTER = re.compile(r"[A-Za-z]")
+_KNOWN_EXT = re.compile(rf"\.(?i:{_EXT})$")
+
+
 def _valid_path(path: str) -> bool:
     core = path.split("::", 1)[0].rstrip("/")
-    if not re.search(r"[A-Za-z]", core):
+    if _LETTER.search(core) is None:
         return False
-    if re.match(r"[ab]/", core):
+    if core.startswith(("a/", "b/")):
         return False  # the a/ and b/ prefixes of a diff header, not real directories
-    if re.search(rf"\.(?i:{_EXT})$", core):
+    if _KNOWN_EXT.search(core):
         return True
     segments = [s for s in core.split("/") if s and s not in (".", "..", "~")]
     if core.startswith(("/", "./", "../", "~/")):
@@ -246,9 +252,12 @@ def extract_identifiers(text: str) -> list[str]:
     return [ident.value for ident in find_identifiers(text)]
 
 
+_SERIES_ITEM = re.compile(r"[_-]\d{2,}(?:\.\w+)?$")
+
+
 def output_noise(value: str) -> bool:
     """Whether an identifier from tool output is listing noise: a test node id or a numbered series item."""
-    return "::" in value or re.search(r"[_-]\d{2,}(?:\.\w+)?$", value) is not None
+    return "::" in value or _SERIES_ITEM.search(value) is not None
 
 
 # -- errors and secrets ------------------------------------------------------------------------------
@@ -259,6 +268,19 @@ _ERROR_CANDIDATE = re.compile(
     re.I,
 )
 _ERROR_CORE = re.compile(r"\b\w*(?:Error|Exception|Failure):\s.*")
+_NO_ERRORS = re.compile(r"\b(?:0 failed|no errors?)\b", re.I)
+
+
+def _candidate_lines(text: str) -> list[tuple[int, str]]:
+    """(index, line) of the lines of ``text`` (``str.splitlines``) where ``_ERROR_CANDIDATE`` matches,
+    found in one pass over the text: no match reaches across a line break, and most output has none,
+    where a search per line cost a sleep tick more than the rest of the scan."""
+    if _ERROR_CANDIDATE.search(text) is None:
+        return []
+    lines = text.splitlines(keepends=True)
+    starts = list(itertools.accumulate(map(len, lines), initial=0))
+    hit = sorted({bisect.bisect_right(starts, m.start()) - 1 for m in _ERROR_CANDIDATE.finditer(text)})
+    return [(i, (lines[i].splitlines() or [""])[0]) for i in hit]
 
 
 def error_lines(text: str, limit: int = 3) -> list[str]:
@@ -269,8 +291,8 @@ def error_lines(text: str, limit: int = 3) -> list[str]:
     """
     candidates: list[tuple[int, int, str]] = []
     seen: set[str] = set()
-    for pos, raw in enumerate(text.splitlines()):
-        if not _ERROR_CANDIDATE.search(raw) or re.search(r"\b(?:0 failed|no errors?)\b", raw, re.I):
+    for pos, raw in _candidate_lines(text):
+        if _NO_ERRORS.search(raw):
             continue
         line = re.sub(r"^E\s{2,}", "", raw.strip()).strip("= ")
         if not line or line.startswith("Traceback (most recent call last)"):
