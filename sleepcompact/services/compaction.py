@@ -75,6 +75,9 @@ class CompactRequest:
     # compacted call from them instead of reading them back); not called when they cannot be known
     # without a read (``compaction_writes.live_after``).
     on_applied: Callable[[LiveRows], None] | None = None
+    # A lease (its owner) the apply gives back in its own transaction: the guard's, which otherwise
+    # releases it in a transaction of its own after the compaction (one more commit in the request path).
+    lease_owner: str | None = None
 
 
 def compact(
@@ -146,7 +149,8 @@ def _write(
             tokens_after=p.tokens_before,
             reason="the layout would save less than 5%; backing off",
         )
-    applied = apply(deps, loaded, p, record, summarized, _settings(deps, loaded, request), report.started)
+    settings = _settings(deps, loaded, request)
+    applied = apply(deps, loaded, p, record, summarized, settings, report.started, request.lease_owner)
     if applied is None:
         record_only(deps, record, "discarded", "lost race: the conversation was compacted meanwhile")
         return _done(

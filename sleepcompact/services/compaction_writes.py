@@ -144,11 +144,13 @@ def apply(
     summarized: Summarized | None,
     settings: dict[str, Any] | None = None,
     started: float | None = None,
+    lease_owner: str | None = None,
 ) -> Applied | None:
     """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
     summary message, the compaction record, the journal entries and the calibration. Returns what it
     wrote, or None when the race was lost (nothing written). ``started``: the compaction's
-    ``time.monotonic()`` start; the record's duration then runs up to the record's own write."""
+    ``time.monotonic()`` start; the record's duration then runs up to the record's own write.
+    ``lease_owner``: a lease given back in the same transaction when it applies."""
     conversation_id = loaded.conv.id
     # Journaled facts are redacted before the transaction (CPU work on every folded row, no lock held).
     content = summarized.content if summarized else None
@@ -190,6 +192,8 @@ def apply(
             uow.calibration.record(
                 model_family(result.model), result.counted_input_tokens, result.input_tokens, now, default
             )
+        if lease_owner is not None:
+            uow.ticks.release_lease(conversation_id, lease_owner)
         uow.commit()
     return Applied(tokens_after, loaded.conv.compaction_epoch + 1, summary)
 

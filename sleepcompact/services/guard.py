@@ -243,6 +243,7 @@ def _compact_now(deps: Dependencies, call: _Call, reserved: int) -> CompactionOu
     if reused is not None:
         return reused
     cached = deps.render_cache.get(cid, call.fmt == "openai")
+    released = False
     try:
         request = CompactRequest(
             trigger="emergency",
@@ -252,10 +253,13 @@ def _compact_now(deps: Dependencies, call: _Call, reserved: int) -> CompactionOu
             deadline=call.deadline,
             live=None if cached is None else _live(cached),
             on_applied=None if cached is None else partial(_seed, deps, cid, cached),
+            lease_owner=owner if got else None,
         )
-        return compact(deps, cid, request)
+        outcome = compact(deps, cid, request)
+        released = got and outcome.status == "applied"  # given back in the apply's transaction
+        return outcome
     finally:
-        if got:
+        if got and not released:
             with deps.uow() as uow:
                 uow.ticks.release_lease(cid, owner)
                 uow.commit()
