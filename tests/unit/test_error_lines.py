@@ -65,6 +65,10 @@ _PIECES = st.sampled_from(
         "ok",
         "passed",
         "Exception",
+        "Tracebac\u212a",
+        "pan\u0131c: x",
+        "ERROR:",
+        "Exit Code 2",
         "errorless",
         "failedly",
     ]
