@@ -6,6 +6,8 @@ outside the protected turns, middle-out truncation, observation masking, then
 extraction and summarization of the prefix outside the preserve window) over
 the sections HISTORY, IN_LOOP and CURRENT, and stops at the first layout whose
 tokens fit the target (and whose attachments and bytes fit the provider's limits).
+The last user turns are kept whole up to the hard threshold, so a layout that
+summarizes may land above the target when they alone are large.
 The LLM call itself happens outside: the plan says what to summarize and how large
 the summary may be. The LLM-free steps themselves, and the row changes they make,
 live in ``sleepcompact.domain.steps`` and ``sleepcompact.domain.elision``.
@@ -183,7 +185,10 @@ def plan(
     summary = _summary_request(layout, policy, count, force_summary)
     summary_size = summary.max_tokens + MESSAGE_OVERHEAD if summary else 0
     if not layout.fits(summary_size):
-        _truncate_kept(layout, policy.cap(budget.usable), summary_size, count)
+        # With a summary, what is still over the target is the protected turns, kept up to hard (below):
+        # cut them only as far as hard requires. Without one, cut down to the target.
+        ceiling = budget.hard if summary is not None else budget.target
+        _truncate_kept(layout, policy.cap(budget.usable), summary_size, count, ceiling)
     if summary is None:
         if not layout.fits():
             reason = "cannot fit: too few messages outside the preserve window to summarize"
@@ -287,6 +292,9 @@ def _keep_from(
                 break
     if turns == 0:
         must_keep = len(body) - 1
+    # A protected turn is kept whole: back to the first part of the message it starts in.
+    while must_keep > 0 and rows[body[must_keep]].part > 0:
+        must_keep -= 1
     preserve_tokens = int(budget.usable * policy.preserve_ratio / budget.safety_factor)
     keep_from, kept_tokens, kept_n = len(body), 0, 0
     for j in range(len(body) - 1, -1, -1):
@@ -315,10 +323,16 @@ def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool)
     target_counted = int(budget.target / budget.safety_factor)
     summary_cap = policy.summary_cap(budget.usable)
     allowance = target_counted - head_tokens - summary_cap - MESSAGE_OVERHEAD
+    # The protected turns are what the model is acting on: they stay whole when they fit under hard,
+    # even if the result then lands above the target (the next compaction folds them once newer turns
+    # arrive). Folding or cutting them to reach the target lost what the next call needed most.
+    ceiling = int(budget.hard / budget.safety_factor) - head_tokens - summary_cap - MESSAGE_OVERHEAD
     # Protect the last user turns; when even they do not fit, protect fewer, down to the current turn.
     for protected in range(max(policy.protected_user_turns, 1), -1, -1):
         keep_from = _keep_from(layout, body, protected, allowance, policy, by_count=force and layout.fits())
-        if sum(tokens[body[j]] for j in range(keep_from, len(body))) <= allowance:
+        kept = sum(tokens[body[j]] for j in range(keep_from, len(body)))
+        # Over the target, only a layout that still folds something is worth taking.
+        if kept <= allowance or (kept <= ceiling and keep_from > 0):
             break
     evicted = [body[j] for j in range(keep_from)]
     # Five messages is the least worth an LLM call when summarizing is optional (a forced or entry-count

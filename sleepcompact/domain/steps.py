@@ -229,8 +229,9 @@ def _mask(
 _TRUNCATABLE = ("message", "context", "tool_result")
 
 
-def _truncate_kept(layout: _Layout, cap: int, reserved: int, count: Count) -> None:
-    """Last rung: middle-out the largest messages still live (never system rows), until the layout fits.
+def _truncate_kept(layout: _Layout, cap: int, reserved: int, count: Count, ceiling: int) -> None:
+    """Last rung: middle-out the largest messages still live (never system rows), until the layout
+    with ``reserved`` tokens more is at most ``ceiling`` (model tokens).
 
     Some agents return observations as user messages (SWE-agent's text formats), which no tool-output
     step may touch; without this the protected turns alone could exceed the window.
@@ -241,7 +242,7 @@ def _truncate_kept(layout: _Layout, cap: int, reserved: int, count: Count) -> No
     )
     saved = n = 0
     for i in order:
-        if layout.fits(reserved) or layout.tokens[i] <= cap:
+        if layout.budget.effective(layout.total() + reserved) <= ceiling or layout.tokens[i] <= cap:
             break
         row = layout.rows[i]
         change = layout.changes.get(row.id)
