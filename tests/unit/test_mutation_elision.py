@@ -1,6 +1,10 @@
 """An old screenshot's placeholder, where mutation testing found no selected test reaching it
 (docs/mutation.md): once the layout does not fit, an image outside the protected turns is replaced by
 one text block naming its kind, what it cost and the seq that brings the original back.
+
+The seventh session's survivors (`_swap`, `_placeholder`): an icon that costs less than its placeholder
+stays while the request is within the provider's limits, and goes once the request carries one
+attachment too many; a text document's placeholder names what its text counts.
 """
 
 from __future__ import annotations
@@ -36,3 +40,64 @@ def test_an_old_screenshot_becomes_a_placeholder_naming_its_cost_and_seq() -> No
         {"type": "text", "text": "what does this screen show?"},
     ]
     assert p.fits and p.summary is None and [s.step for s in p.steps] == ["attachments"]
+
+
+def _image(width: int, height: int) -> dict[str, object]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": blank(width, height)},
+    }
+
+
+def _old_attachments_then_talk(*blocks: dict[str, object], turns: int = 10) -> Rows:
+    """One old user message per attachment, then ``turns`` exchanges: over the target in 16k."""
+    b = Rows().system("rules")
+    for i, block in enumerate(blocks):
+        b.user([block, {"type": "text", "text": f"attachment {i}"}]).assistant(f"seen {i}")
+    for t in range(turns):
+        b.user(f"question {t}: " + filler(250, word=f"q{t}")).assistant(
+            f"answer {t}: " + filler(250, f"a{t}")
+        )
+    return b
+
+
+def test_an_icon_cheaper_than_its_placeholder_stays_while_the_request_is_within_limits() -> None:
+    icon, shot = _image(16, 16), _image(1000, 800)
+    assert attachment_tokens(icon, count) < count(
+        "[image archived (1 tokens); the original: read_archived(seq=2)]"
+    )
+    b = _old_attachments_then_talk(icon, shot)
+    p = plan(Snapshot("conv-1", 0, b.rows[-1].seq, tuple(b.rows)), budget_for(16_000), Policy(), count)
+    changed = {c.seq: c for c in p.changes}
+    assert b.rows[1].seq not in changed, "the icon costs less than what would replace it"
+    assert changed[b.rows[3].seq].step == "attachments", "the screenshot is archived"
+
+
+def test_over_the_providers_attachment_limit_even_icons_are_archived() -> None:
+    icons = [_image(16, 16) for _ in range(101)]  # one more than a request may carry
+    b = _old_attachments_then_talk(*icons, turns=2)
+    p = plan(Snapshot("conv-1", 0, b.rows[-1].seq, tuple(b.rows)), budget_for(200_000), Policy(), count)
+    archived = [c for c in p.changes if c.step == "attachments"]
+    (first,) = archived  # within the tokens, one over the count: the oldest icon goes, the rest stay
+    assert first.seq == b.rows[1].seq
+    assert first.live_content == [
+        {
+            "type": "text",
+            "text": f"[image archived (1 tokens); the original: read_archived(seq={b.rows[1].seq})]",
+        },
+        {"type": "text", "text": "attachment 0"},
+    ]
+
+
+def test_a_text_documents_placeholder_names_the_tokens_its_text_counts() -> None:
+    text = filler(2_000, "clause")
+    document = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+    b = _old_attachments_then_talk(document)
+    p = plan(Snapshot("conv-1", 0, b.rows[-1].seq, tuple(b.rows)), budget_for(16_000), Policy(), count)
+    (change,) = [c for c in p.changes if c.seq == b.rows[1].seq]
+    assert isinstance(change.live_content, list)
+    seq = b.rows[1].seq
+    assert change.live_content[0] == {
+        "type": "text",
+        "text": f"[document archived ({count(text):,} tokens); the original: read_archived(seq={seq})]",
+    }
