@@ -1,0 +1,44 @@
+"""How much of an oversized output a middle-out cut keeps: close to its cap, never over it.
+
+The cap is the room the ladder gave the output; a cut far under it throws away text the model could
+have had for nothing. Mutation testing (docs/mutation.md, sixth session) found the size estimate's
+constants unchecked: every test looked at the cap, the marker and the names, none at how much was kept.
+On outputs of every kind below the cut lands between 0.80 and 1.00 of its cap; 0.75 leaves room for the
+estimate's rounding.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sleepcompact.domain.steps import middle_out
+from tests.unit.test_ladder import count
+
+OUTPUTS = {
+    "prose": " ".join(
+        f"The quick brown fox number {i} jumps over the lazy dog near the bank." for i in range(800)
+    ),
+    "log with names": "\n".join(
+        f"ERROR src/app/module_{i}/handler_{i}.py:{i * 7} in process_order_{i}: OrderNotFound ORD-{i:05d}"
+        for i in range(600)
+    ),
+    "cjk": "这是一个很长的中文句子，用于测试截断的效果。" * 600,
+    "one long word": "a1b2c3d4" * 4000,
+    "json": "["
+    + ",".join(f'{{"id": "res_{i:06d}", "status": "ok", "amount": {i * 3.5}}}' for i in range(900))
+    + "]",
+}
+
+
+@pytest.mark.parametrize("cap", [200, 450, 1_000, 2_500])
+@pytest.mark.parametrize("kind", sorted(OUTPUTS))
+def test_a_cut_keeps_most_of_its_cap_and_never_more(kind: str, cap: int) -> None:
+    text = OUTPUTS[kind]
+    tokens = count(text)
+    view, cost = middle_out(text, tokens, cap, 7, count)
+    assert 0.75 * cap <= cost <= cap
+    head, _, rest = view.partition("\n\n[... ")
+    marker, end, tail = rest.partition("read_archived(seq=7)]\n\n")
+    assert head and end and tail, "head, marker, tail"
+    assert text.startswith(head) and text.endswith(tail), "the output's own beginning and end"
+    assert len(head) == len(tail), "as much of each end"
