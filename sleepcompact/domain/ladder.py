@@ -182,7 +182,7 @@ def plan(
         if not within(layout, limits):
             reason = "the protected turns alone exceed the provider's request limits (attachments, bytes)"
         return replace(_finish(layout, before, None, reason, section_sizes), over_limits=over_limits)
-    summary = _summary_request(layout, policy, count, force_summary)
+    summary = _summary_request(layout, policy, count, force_summary, before)
     summary_size = summary.max_tokens + MESSAGE_OVERHEAD if summary else 0
     if not layout.fits(summary_size):
         # With a summary, what is still over the target is the protected turns, kept up to hard (below):
@@ -310,7 +310,9 @@ def _keep_from(
     return keep_from
 
 
-def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool) -> SummaryRequest | None:
+def _summary_request(
+    layout: _Layout, policy: Policy, count: Count, force: bool, before: int
+) -> SummaryRequest | None:
     rows, tokens, budget = layout.rows, layout.tokens, layout.budget
     head = 0
     while head < len(rows) and rows[head].role == "system" and rows[head].kind != "summary":
@@ -325,8 +327,10 @@ def _summary_request(layout: _Layout, policy: Policy, count: Count, force: bool)
     allowance = target_counted - head_tokens - summary_cap - MESSAGE_OVERHEAD
     # The protected turns are what the model is acting on: they stay whole when they fit under hard,
     # even if the result then lands above the target (the next compaction folds them once newer turns
-    # arrive). Folding or cutting them to reach the target lost what the next call needed most.
-    ceiling = int(budget.hard / budget.safety_factor) - head_tokens - summary_cap - MESSAGE_OVERHEAD
+    # arrive). Folding or cutting them to reach the target lost what the next call needed most. Such a
+    # layout must still save what a compaction must save, or it would be recorded as stalled.
+    top = min(int(budget.hard / budget.safety_factor), int(before * (1 - policy.stall_ratio)))
+    ceiling = top - head_tokens - summary_cap - MESSAGE_OVERHEAD
     # Protect the last user turns; when even they do not fit, protect fewer, down to the current turn.
     for protected in range(max(policy.protected_user_turns, 1), -1, -1):
         keep_from = _keep_from(layout, body, protected, allowance, policy, by_count=force and layout.fits())

@@ -114,3 +114,21 @@ def test_the_last_two_turns_stay_at_exactly_the_ceiling_and_one_token_over_the_o
     states = _by_seq(_plan(over))
     assert states[over[3].seq] == "archived", "one over: the older turn is folded"
     assert over[4].seq not in states and over[5].seq not in states, "the newest exchange stays whole"
+
+
+def test_keeping_the_last_turns_never_leaves_a_compaction_that_saves_too_little_to_apply() -> None:
+    """Between soft and hard (a sleep tick), keeping the last two turns would fold only a small old
+    exchange: less than a compaction must save (5%), so it would be recorded as stalled and change
+    nothing. The ladder then protects fewer turns, as below the target."""
+    b = Rows().system("You are a careful agent.")
+    b.user("old question").assistant("old answer")
+    b.user("second to last question").assistant("second to last answer").user("the current question")
+    rows = b.rows
+    rows[1], rows[2] = _sized(rows[1], 200), _sized(rows[2], 10)
+    rows[3], rows[4], rows[5] = _sized(rows[3], 2_500), _sized(rows[4], 100), _sized(rows[5], 1_000)
+    before = sum(r.live_tokens for r in rows)
+    assert BUDGET.soft < BUDGET.effective(before) < BUDGET.hard
+    p = _plan(rows)
+    assert p.tokens_before - p.tokens_after >= Policy().stall_ratio * p.tokens_before
+    assert _by_seq(p)[rows[3].seq] == "archived", "the older of the two turns is folded"
+    assert rows[5].seq not in _by_seq(p)
