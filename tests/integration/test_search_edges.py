@@ -213,3 +213,20 @@ def test_a_message_bordering_two_hits_is_shown_once(memory: Memory) -> None:
     )
     page = _page(memory, cid, "sourdough starter")
     assert page.count("It doubled, smells tangy") == 1, page
+
+
+def test_a_limit_of_one_gives_the_best_hit(memory: Memory) -> None:
+    cid = _said(memory, "The red kite nests high.", "A red kite circled twice.", "No birds today.")
+    (best,) = memory.search_history(cid, "red kite", limit=1)
+    assert best == memory.search_history(cid, "red kite")[0]
+
+
+def test_until_a_moment_includes_that_instant_and_not_the_next_microsecond(memory: Memory) -> None:
+    cid = memory.create_conversation("claude-sonnet-4-5")
+    at = datetime(2024, 5, 4, 12, 0, 0, 500_000, tzinfo=UTC)
+    memory.append(cid, {"role": "user", "content": "Meter reading one."}, sent_at=at)
+    memory.append(
+        cid, {"role": "user", "content": "Meter reading two."}, sent_at=at + timedelta(microseconds=1)
+    )
+    hits = memory.search_history(cid, "meter reading", until=at)
+    assert [h.snippet for h in hits] == ["Meter reading one."]
