@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from sleepcompact import Memory
+from sleepcompact import ConversationNotFound, InvalidSetting, Memory
 
 
 def _said(mem: Memory, *texts: str) -> str:
@@ -230,3 +230,18 @@ def test_until_a_moment_includes_that_instant_and_not_the_next_microsecond(memor
     )
     hits = memory.search_history(cid, "meter reading", until=at)
     assert [h.snippet for h in hits] == ["Meter reading one."]
+
+
+# -- errors say what was wrong ------------------------------------------------------------------------
+
+
+def test_bad_arguments_and_unknown_conversations_are_named_in_the_error(memory: Memory) -> None:
+    cid = _said(memory, "hello")
+    with pytest.raises(InvalidSetting, match="limit must be at least 1, got 0"):
+        memory.search_history(cid, "hello", 0)
+    with pytest.raises(InvalidSetting, match="budget_tokens must not be negative, got -5"):
+        memory.search_history(cid, "hello", budget_tokens=-5)
+    with pytest.raises(ConversationNotFound, match="conv_missing"):
+        memory.search_history("conv_missing", "hello")
+    with pytest.raises(ConversationNotFound, match="conv_missing"):
+        memory.compactions.history("conv_missing")
