@@ -10,7 +10,8 @@ The last user turns are kept whole up to the hard threshold, so a layout that
 summarizes may land above the target when they alone are large.
 The LLM call itself happens outside: the plan says what to summarize and how large
 the summary may be. The LLM-free steps themselves, and the row changes they make,
-live in ``sleepcompact.domain.steps`` and ``sleepcompact.domain.elision``.
+live in ``sleepcompact.domain.steps`` and ``sleepcompact.domain.elision``; which
+newest rows a summary leaves live, in ``sleepcompact.domain.preserve``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sleepcompact.domain.elision import (
     within,
 )
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD
+from sleepcompact.domain.preserve import choose_keep_from
 from sleepcompact.domain.records import ConversationRecord, MessageRecord, logical_order
 from sleepcompact.domain.steps import (
     Count,
@@ -80,6 +82,10 @@ class Policy:
     def summary_cap(self, usable: int) -> int:
         """Largest summary: 2,048 tokens, less in small windows."""
         return max(128, min(self.summary_max_tokens, usable // 10))
+
+    def summary_size(self, usable: int, replaced: int) -> int:
+        """The largest summary of ``replaced`` tokens: 30% of them, within the cap, at least 64."""
+        return max(64, min(self.summary_cap(usable), int(replaced * self.summary_ratio)))
 
 
 @dataclass(frozen=True)
@@ -261,59 +267,10 @@ def _llm_free_steps(
                 record("mask", section, _mask(layout, by_section[section], inner, count))
 
 
-def _valid_boundary(row: MessageRecord) -> bool:
-    """The first kept row may not be a tool result (its call would be gone) nor split an assistant message."""
-    return row.kind != "tool_result" and (row.role != "assistant" or row.part == 0)
-
-
-def _keep_from(
-    layout: _Layout,
-    body: list[int],
-    protected_turns: int,
-    allowance: int,
-    policy: Policy,
-    by_count: bool = False,
-) -> int:
-    """Index into ``body`` of the first row to keep: the protected turns always, more while they fit."""
-    rows, tokens, budget = layout.rows, layout.tokens, layout.budget
-    turns, must_keep = 0, len(body)
-    for j in range(len(body) - 1, -1, -1):
-        if protected_turns == 0:
-            # Keep only the CURRENT section: the newest assistant message and what answers it.
-            if rows[body[j]].role == "assistant" and rows[body[j]].part == 0:
-                must_keep = j
-                turns = 1
-                break
-            continue
-        if _is_user_turn(rows[body[j]]):
-            turns += 1
-            must_keep = j
-            if turns >= protected_turns:
-                break
-    if turns == 0:
-        must_keep = len(body) - 1
-    # A protected turn is kept whole: back to the first part of the message it starts in.
-    while must_keep > 0 and rows[body[must_keep]].part > 0:
-        must_keep -= 1
-    preserve_tokens = int(budget.usable * policy.preserve_ratio / budget.safety_factor)
-    keep_from, kept_tokens, kept_n = len(body), 0, 0
-    for j in range(len(body) - 1, -1, -1):
-        t = tokens[body[j]]
-        # A forced (entry-count) compaction is about the number of messages: the count bounds the window.
-        preserved = kept_n >= policy.preserve_messages and (by_count or kept_tokens >= preserve_tokens)
-        if j < must_keep and (kept_tokens + t > allowance or preserved):
-            break
-        keep_from, kept_tokens, kept_n = j, kept_tokens + t, kept_n + 1
-    # A boundary never splits an appended message and never leaves an orphan tool result first.
-    while keep_from < len(body) and not _valid_boundary(rows[body[keep_from]]):
-        keep_from += 1
-    return keep_from
-
-
 def _summary_request(
     layout: _Layout, policy: Policy, count: Count, force: bool, before: int
 ) -> SummaryRequest | None:
-    rows, tokens, budget = layout.rows, layout.tokens, layout.budget
+    rows, tokens = layout.rows, layout.tokens
     head = 0
     while head < len(rows) and rows[head].role == "system" and rows[head].kind != "summary":
         head += 1  # leading system instructions stay as they are
@@ -322,30 +279,16 @@ def _summary_request(
     if not body:
         return None
     head_tokens = sum(tokens[:head]) + layout.extra
-    target_counted = int(budget.target / budget.safety_factor)
-    summary_cap = policy.summary_cap(budget.usable)
-    allowance = target_counted - head_tokens - summary_cap - MESSAGE_OVERHEAD
-    # The protected turns are what the model is acting on: they stay whole when they fit under hard,
-    # even if the result then lands above the target (the next compaction folds them once newer turns
-    # arrive). Folding or cutting them to reach the target lost what the next call needed most. Such a
-    # layout must still save what a compaction must save, or it would be recorded as stalled.
-    top = min(int(budget.hard / budget.safety_factor), int(before * (1 - policy.stall_ratio)))
-    ceiling = top - head_tokens - summary_cap - MESSAGE_OVERHEAD
-    # Protect the last user turns; when even they do not fit, protect fewer, down to the current turn.
-    for protected in range(max(policy.protected_user_turns, 1), -1, -1):
-        keep_from = _keep_from(layout, body, protected, allowance, policy, by_count=force and layout.fits())
-        kept = sum(tokens[body[j]] for j in range(keep_from, len(body)))
-        # Over the target, only a layout that still folds something is worth taking.
-        if kept <= allowance or (kept <= ceiling and keep_from > 0):
-            break
+    previous_tokens = previous.live_tokens if previous else 0
+    keep_from = choose_keep_from(layout, body, head_tokens, previous_tokens, policy, force, before)
     evicted = [body[j] for j in range(keep_from)]
     # Five messages is the least worth an LLM call when summarizing is optional (a forced or entry-count
     # compaction); when the layout does not fit otherwise, any prefix is worth folding.
     optional = force and layout.fits()
     if not evicted or (optional and len(evicted) < policy.min_messages_to_summarize and previous is None):
         return None
-    replaced = sum(tokens[i] for i in evicted) + (previous.live_tokens if previous else 0)
-    max_tokens = max(64, min(summary_cap, int(replaced * policy.summary_ratio)))
+    replaced = sum(tokens[i] for i in evicted) + previous_tokens
+    max_tokens = policy.summary_size(layout.budget.usable, replaced)
     for i in evicted:
         layout.set(i, "archived", rows[i].live_content, 0, "summarize")
     if previous is not None:
