@@ -132,3 +132,21 @@ def test_keeping_the_last_turns_never_leaves_a_compaction_that_saves_too_little_
     assert p.tokens_before - p.tokens_after >= Policy().stall_ratio * p.tokens_before
     assert _by_seq(p)[rows[3].seq] == "archived", "the older of the two turns is folded"
     assert rows[5].seq not in _by_seq(p)
+
+
+def test_when_the_last_turns_are_the_whole_history_the_older_is_folded_not_cut() -> None:
+    """The LLM-free steps (here: past thinking taken out) leave the layout over the target, and the last
+    two user turns are all there is: keeping them would fold nothing, so the ladder protects the current
+    turn and folds the older one into the summary rather than cutting it middle-out."""
+    thinking = {"type": "thinking", "thinking": filler(1_700, "mull"), "signature": "sig"}
+    b = Rows().system("You are a careful agent.")
+    b.user("OBSERVATION\n" + filler(2_400, "seen"))
+    b.message(PartSpec("assistant", "message", [thinking, {"type": "text", "text": "Noted."}]))
+    b.user("the current question " + filler(330, "now"))
+    rows = b.rows
+    p = _plan(rows)
+    assert [s.step for s in p.steps][0] == "thinking"
+    states = _by_seq(p)
+    assert states[rows[1].seq] == "archived", "the older turn is folded into the summary"
+    assert p.summary is not None and rows[1] in p.summary.rows
+    assert rows[-1].seq not in states
