@@ -3,16 +3,18 @@
 one text block naming its kind, what it cost and the seq that brings the original back.
 
 The seventh session's survivors (`_swap`, `_placeholder`): an icon that costs less than its placeholder
-stays while the request is within the provider's limits, and goes once the request carries one
-attachment too many; a text document's placeholder names what its text counts.
+stays while the request is within the provider's limits (also one that costs exactly its
+placeholder), and goes once the request carries one attachment too many; a text document's placeholder
+names what its text counts; a history with no user turn is all current turn, its thinking kept.
 """
 
 from __future__ import annotations
 
 from sleepcompact.domain.attachments import attachment_tokens
 from sleepcompact.domain.ladder import Policy, Snapshot, plan
+from sleepcompact.domain.records import MessageRecord
 from tests.support.png import blank
-from tests.unit.test_ladder import Rows, budget_for, count, filler
+from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, filler
 
 
 def test_an_old_screenshot_becomes_a_placeholder_naming_its_cost_and_seq() -> None:
@@ -101,3 +103,29 @@ def test_a_text_documents_placeholder_names_the_tokens_its_text_counts() -> None
         "type": "text",
         "text": f"[document archived ({count(text):,} tokens); the original: read_archived(seq={seq})]",
     }
+
+
+def test_an_image_that_costs_exactly_its_placeholder_stays() -> None:
+    strip = _image(750, 16)  # 16 tokens, as many as "[image archived (16 tokens); ... read_archived(seq=2)]"
+    placeholder = "[image archived (16 tokens); the original: read_archived(seq=2)]"
+    assert attachment_tokens(strip, count) == count(placeholder) == 16
+    b = _old_attachments_then_talk(strip, _image(1000, 800))
+    assert b.rows[1].seq == 2
+    p = plan(Snapshot("conv-1", 0, b.rows[-1].seq, tuple(b.rows)), budget_for(16_000), Policy(), count)
+    assert b.rows[1].seq not in {c.seq for c in p.changes}, "swapping it would save nothing"
+
+
+def _assistant_only(first: list[dict[str, object]]) -> list[MessageRecord]:
+    """A history with no user message and no system row (an agent log resumed mid-loop): one long
+    current turn, its first row the assistant's."""
+    b = Rows().message(PartSpec("assistant", "message", first))
+    for t in range(8):
+        b.assistant(f"step {t}: " + filler(400, f"s{t}"))
+    return b.rows
+
+
+def test_with_no_user_turn_everything_is_the_current_turn_and_its_thinking_stays() -> None:
+    thinking = {"type": "thinking", "thinking": filler(2_000, "deep"), "signature": "sig"}
+    rows = _assistant_only([thinking, {"type": "text", "text": "Starting."}])
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(8_000), Policy(), count)
+    assert "thinking" not in [s.step for s in p.steps], "no turn before the current one to take it from"
