@@ -42,6 +42,8 @@ def test_an_old_screenshot_becomes_a_placeholder_naming_its_cost_and_seq() -> No
         {"type": "text", "text": "what does this screen show?"},
     ]
     assert p.fits and p.summary is None and [s.step for s in p.steps] == ["attachments"]
+    # Outside the protected turns, so the first (whole-history) pass takes it, not the in-loop one.
+    assert [(s.section, s.messages) for s in p.steps] == [("HISTORY", 1)]
 
 
 def _image(width: int, height: int) -> dict[str, object]:

@@ -81,3 +81,21 @@ def test_thinking_stays_while_the_layout_fits() -> None:
     rows = _history(observation=200)
     small = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(200_000), Policy(), count)
     assert small.changes == () and small.steps == ()
+
+
+def test_the_step_counts_every_turn_it_thinned() -> None:
+    b = Rows().system("You are a careful agent.")
+    for n in range(3):
+        b.user(f"OBSERVATION {n}\n" + filler(600, f"obs{n}x"))
+        b.message(
+            PartSpec("assistant", "message", [_thinking(filler(1_500, f"ponder{n}x")), _text(f"Answer {n}.")])
+        )
+    b.user("The current question")
+    rows = b.rows
+    p = _plan(rows)
+    thinned = [c for c in p.changes if c.step == "thinking"]
+    assert len(thinned) == 3 and {c.state for c in thinned} == {"masked"}
+    by_id = {r.id: r for r in rows}
+    step = next(s for s in p.steps if s.step == "thinking")
+    assert step.messages == 3
+    assert step.tokens_saved == sum(by_id[c.message_id].live_tokens - c.live_tokens for c in thinned)
