@@ -38,7 +38,7 @@ def test_a_cut_keeps_most_of_its_cap_and_never_more(kind: str, cap: int) -> None
     view, cost = middle_out(text, tokens, cap, 7, count)
     assert 0.75 * cap <= cost <= cap
     head, _, rest = view.partition("\n\n[... ")
-    marker, end, tail = rest.partition("read_archived(seq=7)]\n\n")
+    _marker, end, tail = rest.partition("read_archived(seq=7)]\n\n")
     assert head and end and tail, "head, marker, tail"
     assert text.startswith(head) and text.endswith(tail), "the output's own beginning and end"
     assert len(head) == len(tail), "as much of each end"

@@ -145,7 +145,7 @@ def test_when_the_last_turns_are_the_whole_history_the_older_is_folded_not_cut()
     b.user("the current question " + filler(330, "now"))
     rows = b.rows
     p = _plan(rows)
-    assert [s.step for s in p.steps][0] == "thinking"
+    assert p.steps[0].step == "thinking"
     states = _by_seq(p)
     assert states[rows[1].seq] == "archived", "the older turn is folded into the summary"
     assert p.summary is not None and rows[1] in p.summary.rows
