@@ -131,3 +131,26 @@ def test_with_no_user_turn_everything_is_the_current_turn_and_its_thinking_stays
     rows = _assistant_only([thinking, {"type": "text", "text": "Starting."}])
     p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(8_000), Policy(), count)
     assert "thinking" not in [s.step for s in p.steps], "no turn before the current one to take it from"
+
+
+def test_in_one_long_loop_the_oldest_screenshots_go_until_the_layout_fits() -> None:
+    """One user turn, then an agent loop whose tool results are screenshots: nothing is outside the
+    protected turns, so the in-loop pass archives attachments oldest first and stops once it fits,
+    keeping the newest step's."""
+    b = Rows().user([_image(640, 480), {"type": "text", "text": "make the login page match this"}])
+    for k in range(10):  # 410 tokens a screenshot: under the tool-output cap, so nothing truncates them
+        use = {"type": "tool_use", "id": f"c{k}", "name": "screenshot", "input": {"step": k}}
+        b.message(PartSpec("assistant", "tool_call", [use], tool_call_id=f"c{k}", tool_name="screenshot"))
+        shot = PartSpec(
+            "tool", "tool_result", [_image(640, 480)], tool_call_id=f"c{k}", tool_name="screenshot"
+        )
+        b.message(shot)
+    rows = b.rows
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(8_000), Policy(), count)
+    archived = {c.seq for c in p.changes if c.step == "attachments"}
+    shots = [r.seq for r in rows if r.kind == "tool_result"]
+    assert [(s.step, s.section) for s in p.steps if s.step == "attachments"] == [("attachments", "IN_LOOP")]
+    assert rows[0].seq in archived, "the oldest first: the user's own reference image"
+    assert shots[-1] not in archived, "the newest step keeps its screenshot"
+    assert not set(shots[:-1]) <= archived, "it stopped once the layout fit"
+    assert p.fits
