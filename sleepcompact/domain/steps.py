@@ -179,6 +179,8 @@ def _truncate(layout: _Layout, idx: list[int], cap: int, count: Count) -> tuple[
         ):
             continue
         text = content_text(row.content)
+        if not text.strip():
+            continue  # attachments only: their own rung names what they were ("[image archived ...]")
         view, tokens = middle_out(text, layout.tokens[i], cap, row.seq, count)
         if tokens < layout.tokens[i]:
             saved += layout.set(i, "truncated", view, tokens, "truncate")

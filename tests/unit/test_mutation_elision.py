@@ -154,3 +154,28 @@ def test_in_one_long_loop_the_oldest_screenshots_go_until_the_layout_fits() -> N
     assert shots[-1] not in archived, "the newest step keeps its screenshot"
     assert not set(shots[:-1]) <= archived, "it stopped once the layout fit"
     assert p.fits
+
+
+def test_a_tool_result_that_is_only_an_image_is_named_an_image_not_a_cut_output() -> None:
+    """Over the tool-output cap, a screenshot result has no text to cut: the truncation rung leaves it
+    to the attachment rung, whose placeholder says what it was (before, the model read "1,071 tokens
+    truncated from the middle of this output" for a picture)."""
+    b = Rows().user([{"type": "text", "text": "make the login page match the design"}])
+    for k in range(6):
+        use = {"type": "tool_use", "id": f"c{k}", "name": "screenshot", "input": {"step": k}}
+        b.message(PartSpec("assistant", "tool_call", [use], tool_call_id=f"c{k}", tool_name="screenshot"))
+        b.message(
+            PartSpec("tool", "tool_result", [_image(1000, 800)], tool_call_id=f"c{k}", tool_name="screenshot")
+        )
+    rows = b.rows
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(8_000), Policy(), count)
+    changed = [c for c in p.changes if c.seq in {r.seq for r in rows if r.kind == "tool_result"}]
+    assert changed and all(c.step == "attachments" for c in changed), [(c.seq, c.step) for c in changed]
+    for c in changed:
+        assert c.live_content == [
+            {
+                "type": "text",
+                "text": f"[image archived (1,067 tokens); the original: read_archived(seq={c.seq})]",
+            }
+        ]
+    assert p.fits
