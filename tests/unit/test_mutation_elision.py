@@ -179,3 +179,14 @@ def test_a_tool_result_that_is_only_an_image_is_named_an_image_not_a_cut_output(
             }
         ]
     assert p.fits
+
+
+def test_the_attachment_step_counts_every_row_it_changed_and_what_each_saved() -> None:
+    b = _old_attachments_then_talk(_image(1000, 800), _image(1000, 800), _image(1000, 800))
+    rows = b.rows
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(16_000), Policy(), count)
+    changed = [c for c in p.changes if c.step == "attachments"]
+    (step,) = [s for s in p.steps if s.step == "attachments"]
+    by_id = {r.id: r for r in rows}
+    assert step.messages == len(changed) == 3
+    assert step.tokens_saved == sum(by_id[c.message_id].live_tokens - c.live_tokens for c in changed) > 0
