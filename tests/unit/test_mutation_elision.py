@@ -190,3 +190,31 @@ def test_the_attachment_step_counts_every_row_it_changed_and_what_each_saved() -
     by_id = {r.id: r for r in rows}
     assert step.messages == len(changed) == 3
     assert step.tokens_saved == sum(by_id[c.message_id].live_tokens - c.live_tokens for c in changed) > 0
+
+
+def test_a_result_already_shown_as_its_tool_summary_is_not_swapped_back_to_an_image_placeholder() -> None:
+    """The attachment rung reads each row as the ladder has it so far: a screenshot result the
+    tool-summary rung already replaced by its summary has no image left to archive (the compaction
+    then goes on to fold old turns; the attachment rung finds nothing)."""
+    use = {"type": "tool_use", "id": "c1", "name": "screenshot", "input": {}}
+    b = Rows().system("rules").user("show me the login page")
+    b.message(PartSpec("assistant", "tool_call", [use], tool_call_id="c1", tool_name="screenshot"))
+    shot = [_image(1000, 800), {"type": "text", "text": "captured"}]
+    b.message(
+        PartSpec(
+            "tool",
+            "tool_result",
+            shot,
+            tool_call_id="c1",
+            tool_name="screenshot",
+            tool_summary="a login form",
+        )
+    )
+    for t in range(24):  # still over the target after the tool summary: the attachment rung runs
+        b.user(f"question {t}: " + filler(250, word=f"q{t}")).assistant(
+            f"answer {t}: " + filler(250, f"a{t}")
+        )
+    rows = b.rows
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(16_000), Policy(), count)
+    steps = [s.step for s in p.steps]
+    assert "tool_summary" in steps and "attachments" not in steps, steps
