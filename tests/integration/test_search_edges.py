@@ -26,6 +26,27 @@ def _page(mem: Memory, cid: str, query: str) -> str:
     return str(mem.handle_tool_call(cid, call)["content"])
 
 
+def _talk(mem: Memory, *messages: tuple[str, object]) -> str:
+    cid = mem.create_conversation("claude-haiku-4-5", context_window=8_000)
+    for role, content in messages:
+        mem.append(cid, {"role": role, "content": content})
+    return cid
+
+
+def _looked_up(
+    mem: Memory, question: str, tool: str, tool_input: dict[str, str], result: str, answer: str
+) -> str:
+    """The user asks, the assistant calls ``tool``, the result comes back, the assistant answers."""
+    use = {"type": "tool_use", "id": "toolu_1", "name": tool, "input": tool_input}
+    return _talk(
+        mem,
+        ("user", question),
+        ("assistant", [use]),
+        ("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": result}]),
+        ("assistant", answer),
+    )
+
+
 def test_a_budget_of_exactly_the_snippets_tokens_keeps_them_and_one_less_drops_the_last(
     memory: Memory,
 ) -> None:
@@ -126,15 +147,14 @@ def test_the_named_day_and_the_matching_rows_together_stay_within_the_limit(memo
 
 
 def test_an_assistant_hit_shows_the_users_message_it_answered(memory: Memory) -> None:
-    cid = memory.create_conversation("claude-haiku-4-5", context_window=4_000)
-    for role, text in [
+    cid = _talk(
+        memory,
         ("user", "Quick one before I leave for the airport."),
         ("assistant", "Sure, go ahead."),
         ("user", "Where did I park last time?"),
         ("assistant", "You parked on level P3, bay 41, near the elevator."),
         ("user", "Thanks!"),
-    ]:
-        memory.append(cid, {"role": role, "content": text})
+    )
     page = _page(memory, cid, "level P3 bay 41 elevator")
     lines = page.splitlines()
     assert lines[1].startswith("1. [seq 4, assistant"), page
@@ -142,22 +162,14 @@ def test_an_assistant_hit_shows_the_users_message_it_answered(memory: Memory) ->
 
 
 def test_a_tool_call_hit_shows_no_exchange_and_the_next_hits_still_do(memory: Memory) -> None:
-    cid = memory.create_conversation("claude-haiku-4-5", context_window=8_000)
-    memory.append(cid, {"role": "user", "content": "Check the invoice ledger for ACME-7731, please."})
-    memory.append(
-        cid,
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "tool_use", "id": "toolu_1", "name": "ledger", "input": {"invoice": "ACME-7731"}}
-            ],
-        },
+    cid = _looked_up(
+        memory,
+        "Check the invoice ledger for ACME-7731, please.",
+        "ledger",
+        {"invoice": "ACME-7731"},
+        "paid",
+        "ACME-7731 was paid on time.",
     )
-    memory.append(
-        cid,
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "paid"}]},
-    )
-    memory.append(cid, {"role": "assistant", "content": "ACME-7731 was paid on time."})
     memory.append(cid, {"role": "user", "content": "Great, so ACME-7731 is settled."})
     memory.append(cid, {"role": "assistant", "content": "Yes, nothing is outstanding."})
     page = _page(memory, cid, "ACME-7731")
@@ -168,21 +180,14 @@ def test_a_tool_call_hit_shows_no_exchange_and_the_next_hits_still_do(memory: Me
     assert "paid\n" not in page.replace("was paid", ""), page
 
 
-def _talk(mem: Memory, *messages: tuple[str, object]) -> str:
-    cid = mem.create_conversation("claude-haiku-4-5", context_window=8_000)
-    for role, content in messages:
-        mem.append(cid, {"role": role, "content": content})
-    return cid
-
-
 def test_a_hit_on_a_tool_call_alone_shows_no_exchange_around_it(memory: Memory) -> None:
-    use = {"type": "tool_use", "id": "toolu_9", "name": "lookup", "input": {"ticket": "ZQX-4417"}}
-    cid = _talk(
+    cid = _looked_up(
         memory,
-        ("user", "Can you look something up for me?"),
-        ("assistant", [use]),
-        ("user", [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "closed"}]),
-        ("assistant", "It is closed."),
+        "Can you look something up for me?",
+        "lookup",
+        {"ticket": "ZQX-4417"},
+        "closed",
+        "It is closed.",
     )
     page = _page(memory, cid, "ZQX-4417")
     assert page.splitlines()[0].startswith("1 result"), page
@@ -190,13 +195,9 @@ def test_a_hit_on_a_tool_call_alone_shows_no_exchange_around_it(memory: Memory) 
 
 
 def test_the_reply_under_a_users_hit_is_a_message_never_a_tool_call(memory: Memory) -> None:
-    use = {"type": "tool_use", "id": "toolu_5", "name": "weather", "input": {"city": "Oslo"}}
-    cid = _talk(
-        memory,
-        ("user", "Will the harbour kayak tour in Bergen run tomorrow?"),
-        ("assistant", [use]),
-        ("user", [{"type": "tool_result", "tool_use_id": "toolu_5", "content": "rain"}]),
-        ("assistant", "Rain is expected, so probably not."),
+    question = "Will the harbour kayak tour in Bergen run tomorrow?"
+    cid = _looked_up(
+        memory, question, "weather", {"city": "Oslo"}, "rain", "Rain is expected, so probably not."
     )
     page = _page(memory, cid, "harbour kayak tour")
     assert "1. [seq 1, user" in page, page
