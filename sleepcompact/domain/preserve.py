@@ -38,6 +38,7 @@ def choose_keep_from(
     summary_cap = policy.summary_cap(budget.usable)
     allowance = int(budget.target / budget.safety_factor) - head_tokens - summary_cap - MESSAGE_OVERHEAD
     ceiling = int(budget.hard / budget.safety_factor) - head_tokens - summary_cap - MESSAGE_OVERHEAD
+    body_tokens, total = sum(tokens[i] for i in body), layout.total()
     keep_from = 0
     for protected in range(max(policy.protected_user_turns, 1), -1, -1):
         keep_from = _keep_from(layout, body, protected, allowance, policy, by_count=force and layout.fits())
@@ -45,10 +46,8 @@ def choose_keep_from(
         if kept <= allowance:
             break
         if keep_from > 0 and kept <= ceiling:
-            replaced = sum(tokens[body[j]] for j in range(keep_from)) + previous_tokens
-            after = (
-                layout.total() - replaced + policy.summary_size(budget.usable, replaced) + MESSAGE_OVERHEAD
-            )
+            replaced = body_tokens - kept + previous_tokens
+            after = total - replaced + policy.summary_size(budget.usable, replaced) + MESSAGE_OVERHEAD
             if before - after >= policy.stall_ratio * before:
                 break
     return keep_from
