@@ -121,6 +121,18 @@ class MemoryDraft:
 
 
 @dataclass(frozen=True)
+class Reinforcement:
+    """What a merge leaves of an existing memory: its new confidence and importance, every source entry
+    (the old ones and the merged ones) and its source trust (never lower than it was)."""
+
+    memory_id: int
+    confidence: float
+    importance: int
+    source_journal_ids: tuple[int, ...]
+    source_trust: float
+
+
+@dataclass(frozen=True)
 class MemoryRecord:
     """A long-term memory of one agent. Invalidated memories are kept, with what superseded them and, when
     a user corrected or deleted one, why."""

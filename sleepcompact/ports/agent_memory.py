@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from sleepcompact.domain.journal import JournalEntryRecord, MemoryDraft, MemoryRecord, NewJournalEntry
+from sleepcompact.domain.journal import (
+    JournalEntryRecord,
+    MemoryDraft,
+    MemoryRecord,
+    NewJournalEntry,
+    Reinforcement,
+)
 
 
 class AgentMemoryRepository(Protocol):
@@ -17,9 +23,15 @@ class AgentMemoryRepository(Protocol):
         ...
 
     def entries(
-        self, tenant_id: str, agent_id: str, statuses: Sequence[str] | None = None, limit: int = 10_000
+        self,
+        tenant_id: str,
+        agent_id: str,
+        statuses: Sequence[str] | None = None,
+        limit: int = 10_000,
+        *,
+        lock: bool = False,
     ) -> list[JournalEntryRecord]:
-        """Journal entries of one agent, oldest first."""
+        """Journal entries of one agent, oldest first; ``lock`` holds them until the transaction ends."""
         ...
 
     def set_entries(self, entry_ids: Sequence[int], *, status: str) -> None:
@@ -51,17 +63,8 @@ class AgentMemoryRepository(Protocol):
         """Mark journal entries consolidated into memories: ``(entry id, memory id)`` pairs."""
         ...
 
-    def reinforce_memory(
-        self,
-        memory_id: int,
-        *,
-        confidence: float,
-        importance: int,
-        entry_ids: Sequence[int],
-        source_trust: float,
-        now: datetime,
-    ) -> None:
-        """Raise a memory's confidence (and its trust, when ``source_trust`` is higher)."""
+    def reinforce_memories(self, reinforcements: Sequence[Reinforcement], now: datetime) -> None:
+        """Write what merges left of existing memories (one statement for all of them)."""
         ...
 
     def invalidate_memory(

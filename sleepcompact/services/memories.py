@@ -19,6 +19,7 @@ from sleepcompact.domain.journal import (
     MemoryDraft,
     MemoryRecord,
     NewJournalEntry,
+    Reinforcement,
 )
 from sleepcompact.domain.memory_trust import merged_trust, new_memory_trust
 from sleepcompact.ports import AgentMemoryRepository, Dependencies, TextRedactor
@@ -62,7 +63,10 @@ def consolidate_agent(deps: Dependencies, tenant_id: str, agent_id: str) -> Cons
     """
     redactor = deps.redactor(agent_scope(tenant_id, agent_id))  # before the transaction: it may read the key
     with deps.uow() as uow:
-        entries = uow.memories.entries(tenant_id, agent_id, PENDING)
+        # Locked: two conversations of one agent consolidating at once (a night's sweep ticks them
+        # together) would otherwise both plan the same entries against the memories each read, and
+        # remember every fact twice. The second waits here, then finds what is still pending.
+        entries = uow.memories.entries(tenant_id, agent_id, PENDING, lock=True)
         if not entries:
             return ConsolidationReport()
         everything = uow.memories.memories(tenant_id, agent_id, include_invalid=True)
@@ -108,7 +112,6 @@ def _write_plan(
     A new memory's text is redacted once more: entries journaled before redaction reached the journal
     may still hold a secret, and memories are recalled into the agent's other conversations."""
     trust_of = {e.id: e.source_trust for e in entries}
-    old_trust = {m.id: m.source_trust for m in memories}
     # Real memories first, so entries link to the fact they became rather than to the contradiction note.
     order = sorted(range(len(plan.new)), key=lambda i: plan.new[i].kind == "contradiction")
     drafts = [
@@ -128,15 +131,21 @@ def _write_plan(
     for i in order:
         for entry_id in plan.new[i].source_journal_ids:
             links.setdefault(entry_id, created[i])
+    by_id = {m.id: m for m in memories}  # read in this transaction, after the pending entries were locked
+    repo.reinforce_memories(
+        [
+            Reinforcement(
+                merge.memory_id,
+                merge.confidence,
+                merge.importance,
+                tuple(sorted({*by_id[merge.memory_id].source_journal_ids, *merge.entry_ids})),
+                merged_trust(by_id[merge.memory_id].source_trust, merge, trust_of),
+            )
+            for merge in plan.merges
+        ],
+        now,
+    )
     for merge in plan.merges:
-        repo.reinforce_memory(
-            merge.memory_id,
-            confidence=merge.confidence,
-            importance=merge.importance,
-            entry_ids=merge.entry_ids,
-            source_trust=merged_trust(old_trust[merge.memory_id], merge, trust_of),
-            now=now,
-        )
         for entry_id in merge.entry_ids:
             links.setdefault(entry_id, merge.memory_id)
     for old in plan.invalidate:

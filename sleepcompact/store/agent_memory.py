@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.orm import Session
 
-from sleepcompact.domain.journal import JournalEntryRecord, MemoryDraft, MemoryRecord, NewJournalEntry
+from sleepcompact.domain.journal import (
+    JournalEntryRecord,
+    MemoryDraft,
+    MemoryRecord,
+    NewJournalEntry,
+    Reinforcement,
+)
 from sleepcompact.domain.messages import without_nul
 from sleepcompact.store.mapping import aware
 from sleepcompact.store.models import JournalEntry, MemoryItem
@@ -18,6 +25,17 @@ _LINK = (
     update(JournalEntry)
     .where(JournalEntry.id == bindparam("l_id"))
     .values(status="consolidated", memory_id=bindparam("l_memory"))
+)
+_REINFORCE = (
+    update(MemoryItem)
+    .where(MemoryItem.id == bindparam("r_id"))
+    .values(
+        confidence=bindparam("r_confidence"),
+        importance=bindparam("r_importance"),
+        source_trust=bindparam("r_trust"),
+        source_journal_ids=bindparam("r_sources", type_=MemoryItem.__table__.c.source_journal_ids.type),
+        updated_at=bindparam("r_now", type_=MemoryItem.__table__.c.updated_at.type),
+    )
 )
 
 
@@ -41,7 +59,7 @@ def _entry(r: JournalEntry) -> JournalEntryRecord:
     )
 
 
-def _memory(r: MemoryItem) -> MemoryRecord:
+def _memory(r: MemoryItem | Row[Any]) -> MemoryRecord:
     return MemoryRecord(
         id=r.id,
         tenant_id=r.tenant_id,
@@ -93,14 +111,26 @@ class SqlAgentMemory:
         return [r.id for r in rows]
 
     def entries(
-        self, tenant_id: str, agent_id: str, statuses: Sequence[str] | None = None, limit: int = 10_000
+        self,
+        tenant_id: str,
+        agent_id: str,
+        statuses: Sequence[str] | None = None,
+        limit: int = 10_000,
+        *,
+        lock: bool = False,
     ) -> list[JournalEntryRecord]:
-        """Journal entries of one agent (optionally by status), oldest first (ix_journal_agent_status)."""
+        """Journal entries of one agent (optionally by status), oldest first (ix_journal_agent_status).
+
+        ``lock``: held until the transaction ends (``FOR UPDATE``; SQLite's ``BEGIN IMMEDIATE`` already
+        holds the whole database), so a second reader of the same pending entries waits, then sees the
+        ones still pending."""
         query = select(JournalEntry).where(
             JournalEntry.tenant_id == tenant_id, JournalEntry.agent_id == agent_id
         )
         if statuses:
             query = query.where(JournalEntry.status.in_(list(statuses)))
+        if lock:
+            query = query.with_for_update()
         return [_entry(r) for r in self.session.scalars(query.order_by(JournalEntry.id).limit(limit))]
 
     def set_entries(self, entry_ids: Sequence[int], *, status: str) -> None:
@@ -134,10 +164,13 @@ class SqlAgentMemory:
 
     def memories(self, tenant_id: str, agent_id: str, *, include_invalid: bool = False) -> list[MemoryRecord]:
         """Memories of one agent, oldest first; invalidated ones only when asked (they are never deleted)."""
-        query = select(MemoryItem).where(MemoryItem.tenant_id == tenant_id, MemoryItem.agent_id == agent_id)
+        # Rows, not ORM objects: consolidation reads every memory of the agent at each tick, and building
+        # (and tracking) an object per row was two thirds of that read (21 against 7 ms at 1,300 memories).
+        table = MemoryItem.__table__
+        query = select(table).where(table.c.tenant_id == tenant_id, table.c.agent_id == agent_id)
         if not include_invalid:
-            query = query.where(MemoryItem.invalidated_at.is_(None))
-        return [_memory(r) for r in self.session.scalars(query.order_by(MemoryItem.id))]
+            query = query.where(table.c.invalidated_at.is_(None))
+        return [_memory(r) for r in self.session.execute(query.order_by(table.c.id))]
 
     def memory(self, tenant_id: str, agent_id: str, memory_id: int) -> MemoryRecord | None:
         """One memory of the agent, valid or not; None when the id is another agent's or no one's."""
@@ -179,28 +212,21 @@ class SqlAgentMemory:
             params = [{"l_id": entry_id, "l_memory": memory_id} for entry_id, memory_id in links]
             self.session.connection().execute(_LINK, params)
 
-    def reinforce_memory(
-        self,
-        memory_id: int,
-        *,
-        confidence: float,
-        importance: int,
-        entry_ids: Sequence[int],
-        source_trust: float,
-        now: datetime,
-    ) -> None:
-        """A duplicate confirmed the memory: raise its confidence and remember the new sources.
-
-        ``source_trust`` only ever raises the stored trust: a weaker source never lowers it.
-        """
-        row = self.session.get(MemoryItem, memory_id)
-        if row is None:
-            return
-        row.confidence = confidence
-        row.importance = importance
-        row.source_trust = max(row.source_trust, source_trust)
-        row.source_journal_ids = sorted({*(row.source_journal_ids or []), *entry_ids})
-        row.updated_at = now
+    def reinforce_memories(self, reinforcements: Sequence[Reinforcement], now: datetime) -> None:
+        """Write what merges left of existing memories, as one executemany."""
+        if reinforcements:
+            params = [
+                {
+                    "r_id": r.memory_id,
+                    "r_confidence": r.confidence,
+                    "r_importance": r.importance,
+                    "r_trust": r.source_trust,
+                    "r_sources": list(r.source_journal_ids),
+                    "r_now": now,
+                }
+                for r in reinforcements
+            ]
+            self.session.connection().execute(_REINFORCE, params)
 
     def invalidate_memory(
         self, memory_id: int, *, superseded_by: int | None, now: datetime, reason: str | None = None
