@@ -17,7 +17,9 @@ checks both). What each test needs, and where the index looks for it:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sleepcompact.domain.claims import Statement
@@ -40,6 +42,37 @@ def _subjects(stmt: Statement) -> set[str]:
     return {word for clause in stmt.clauses for word in clause.subject}
 
 
+@dataclass(frozen=True)
+class _Keys:
+    """What a statement is filed and looked up under."""
+
+    prefix: tuple[str, ...]
+    tokens: frozenset[str]
+    longest: str | None  # texts of CONTAINED_WORDS or more
+    subjects: frozenset[str]
+
+
+# Consolidation files every memory of the agent again at each pass, and its statements come from
+# ``claims.analyze``, which keeps them: their keys are worked out once, not at every pass (a third of a
+# pass at 1,000 memories). By identity (a Statement holds sets: it has no hash); the weak reference
+# tells a statement from a newer object at the same address.
+_KEYS: dict[int, tuple[weakref.ref[Statement], _Keys]] = {}
+_KEYS_HELD = 16_384
+
+
+def _keys(stmt: Statement) -> _Keys:
+    held = _KEYS.get(id(stmt))
+    if held is not None and held[0]() is stmt:
+        return held[1]
+    tokens = frozenset(stmt.norm.split())
+    longest = min(tokens, key=lambda t: (-len(t), t)) if len(tokens) >= CONTAINED_WORDS else None
+    keys = _Keys(tuple(_prefix(stmt.words)), tokens, longest, frozenset(_subjects(stmt)))
+    if len(_KEYS) >= _KEYS_HELD:
+        _KEYS.clear()
+    _KEYS[id(stmt)] = (weakref.ref(stmt), keys)
+    return keys
+
+
 class StatementIndex(Generic[T]):
     """Items (memories being planned), each with its statement; see the module docstring."""
 
@@ -54,37 +87,36 @@ class StatementIndex(Generic[T]):
 
     def add(self, item: T, stmt: Statement) -> None:
         """File ``item`` under what ``stmt`` says."""
+        keys = _keys(stmt)
         self._order[id(item)] = len(self._items)
         self._items.append(item)
         self._by_norm.setdefault(stmt.norm, []).append(item)
-        for word in _prefix(stmt.words):
+        for word in keys.prefix:
             self._by_prefix.setdefault(word, []).append(item)
-        tokens = set(stmt.norm.split())
-        for token in tokens:
+        for token in keys.tokens:
             self._by_word.setdefault(token, []).append(item)
-        if len(tokens) >= CONTAINED_WORDS:
-            longest = min(tokens, key=lambda t: (-len(t), t))
-            self._by_longest.setdefault(longest, []).append(item)
-        for word in _subjects(stmt):
+        if keys.longest is not None:
+            self._by_longest.setdefault(keys.longest, []).append(item)
+        for word in keys.subjects:
             self._by_subject.setdefault(word, []).append(item)
 
     def similar(self, stmt: Statement) -> list[T]:
         """Every item whose statement may be ``stmt``'s text or a duplicate of it, in insertion order."""
+        keys = _keys(stmt)
         found: dict[int, T] = {id(t): t for t in self._by_norm.get(stmt.norm, ())}
-        for word in _prefix(stmt.words):
+        for word in keys.prefix:
             found.update((id(t), t) for t in self._by_prefix.get(word, ()))
-        tokens = set(stmt.norm.split())
-        if len(tokens) >= CONTAINED_WORDS:  # stmt the shorter: every item holding all its words
-            rarest = min(tokens, key=lambda t: (len(self._by_word.get(t, ())), t))
+        if keys.longest is not None:  # stmt the shorter: every item holding all its words
+            rarest = min(keys.tokens, key=lambda t: (len(self._by_word.get(t, ())), t))
             found.update((id(t), t) for t in self._by_word.get(rarest, ()))
-        for token in tokens:  # stmt the longer: an item of CONTAINED_WORDS or more is filed under one
+        for token in keys.tokens:  # stmt the longer: an item of CONTAINED_WORDS or more is filed under one
             found.update((id(t), t) for t in self._by_longest.get(token, ()))
         return self._in_order(found.values())
 
     def sharing_subject(self, stmt: Statement) -> list[T]:
         """Every item whose statement shares a subject word with ``stmt``, in insertion order."""
         found: dict[int, T] = {}
-        for word in _subjects(stmt):
+        for word in _keys(stmt).subjects:
             found.update((id(t), t) for t in self._by_subject.get(word, ()))
         return self._in_order(found.values())
 
