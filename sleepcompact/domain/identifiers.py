@@ -224,8 +224,11 @@ def _scan(text: str) -> tuple[Identifier, ...]:
     return tuple(out)
 
 
-# A compaction scans most rows twice (for the summary, then for the journal drafts).
-_MEMO: TextMemo[tuple[Identifier, ...]] = TextMemo(entries=8192, chars=16_000_000)
+# A compaction scans most rows twice (for the summary, then for the journal drafts). Kept as one flat
+# tuple of strings per text (value, kind, value, kind, ...): the collector stops tracking a plain tuple of
+# strings, while a worker's memo of named tuples (over 100,000 after 50 ticks) doubled every full
+# collection, the pauses that make a tick's slowest runs.
+_MEMO: TextMemo[tuple[str, ...]] = TextMemo(entries=8192, chars=16_000_000)
 
 
 def find_identifiers(text: str) -> tuple[Identifier, ...]:
@@ -233,11 +236,12 @@ def find_identifiers(text: str) -> tuple[Identifier, ...]:
 
     Repeated calls on the same text are cheap: recent results are memoized.
     """
-    found = _MEMO.get(text)
-    if found is None:
+    flat = _MEMO.get(text)
+    if flat is None:
         found = _scan(text)
-        _MEMO.put(text, found)
-    return found
+        _MEMO.put(text, tuple(part for ident in found for part in ident))
+        return found
+    return tuple(Identifier(flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
 
 def extract_identifiers(text: str) -> list[str]:

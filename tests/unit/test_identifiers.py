@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+
+import pytest
+
+from sleepcompact.domain import identifiers
 from sleepcompact.domain.identifiers import Identifier, _scan, find_identifiers
 from sleepcompact.domain.injection import _detect, detect
 from sleepcompact.domain.memo import TextMemo
@@ -9,13 +14,27 @@ from sleepcompact.domain.memo import TextMemo
 TEXT = "Fixed `pytest -q tests/unit` in src/app/models.py: ValueError: bad id HAT136 after 250 ms."
 
 
-def test_a_repeated_scan_returns_the_same_immutable_result() -> None:
+def test_a_repeated_scan_is_a_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
     first = find_identifiers(TEXT)
-    again = find_identifiers("".join(list(TEXT)))  # equal text, another object
-    assert again is first
     assert isinstance(first, tuple)
     assert first == _scan(TEXT)
     assert Identifier("src/app/models.py", "path") in first
+
+    def scanned_again(text: str) -> tuple[Identifier, ...]:
+        raise AssertionError(f"scanned again: {text!r}")
+
+    monkeypatch.setattr(identifiers, "_scan", scanned_again)
+    assert find_identifiers("".join(list(TEXT))) == first  # equal text, another object
+
+
+def test_the_memo_holds_what_the_collector_does_not_track() -> None:
+    # A worker's memo holds the identifiers of thousands of texts: as named tuples they were tracked by
+    # the garbage collector, and every full collection walked them all.
+    find_identifiers(TEXT)
+    held = identifiers._MEMO.get(TEXT)
+    assert held is not None and all(type(part) is str for part in held)
+    gc.collect()
+    assert not gc.is_tracked(held)
 
 
 def test_the_memo_is_bounded_by_entries_and_by_characters() -> None:
