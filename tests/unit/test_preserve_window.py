@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.records import MessageRecord
-from tests.unit.test_ladder import PartSpec, Rows, budget_for, count
+from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, result
 
 BUDGET = budget_for(8_000)  # usable 6,000, target 3,900, hard 5,100, safety factor 1.15
 SYSTEM = "You are a careful agent."  # 10 tokens: the room for kept rows is 2,777 under the target
@@ -80,12 +80,35 @@ def test_a_protected_message_opening_the_conversation_is_never_split() -> None:
     assert _folded(_plan(rows)) == [2, 3]
 
 
+def test_a_current_message_of_three_parts_is_kept_from_its_first_part_and_no_further() -> None:
+    """The two protected turns are the last two parts of the current message: it is kept from its first
+    part, whole, and the long answer before it (2,000 tokens, over the room) is folded."""
+    b = Rows().system(SYSTEM)
+    b.user("old question").assistant("a long answer")
+    b.message(*(PartSpec("user", "message", f"part {i}") for i in range(3)))
+    rows = _sized(b.rows, 500, 2_000, 300, 300, 300)
+    assert _folded(_plan(rows)) == [2, 3]
+
+
 def test_a_loop_with_no_user_message_keeps_its_newest_message_and_what_fits_the_target() -> None:
     b = Rows().system(SYSTEM)
     for step in range(4):
         b.assistant(f"step {step}")
     rows = _sized(b.rows, 1_500, 1_500, 1_500, 1_500)
     assert _folded(_plan(rows)) == [2, 3, 4], "the newest alone: with the one before, 3,000 > 2,777"
+
+
+def test_a_loop_whose_newest_step_does_not_fit_is_folded_whole_not_from_its_tool_result() -> None:
+    """No user message, and the newest step (a 3,000-token assistant message, its call, the result) is
+    over the room: the rows that would fit are the call's second part and its result, and a kept window
+    may start with neither, so the whole step is folded into the summary."""
+    b = Rows().system(SYSTEM)
+    b.assistant("thinking it through", ("call-1", "search", {"q": "x"}))
+    b.results(result("call-1", "search", "found it"))
+    rows = _sized(b.rows, 3_000, 20, 500)
+    p = _plan(rows)
+    assert _folded(p) == [2, 3, 4]
+    assert p.summary is not None
 
 
 def test_a_forced_compaction_over_the_target_keeps_the_window_by_tokens_not_by_count() -> None:
@@ -109,6 +132,22 @@ def test_the_room_under_the_target_counts_the_summary_message_overhead() -> None
     answer (20 tokens) would make 2,780, three over, so it is folded with its question."""
     rows = _two_turns(608, 1_660)
     assert _folded(_plan(rows)) == [2, 3]
+
+
+def test_rows_that_fill_the_room_exactly_are_kept() -> None:
+    rows = _two_turns(608, 1_657)  # the last two turns and the old answer: 2,777, the room exactly
+    assert _folded(_plan(rows)) == [2], "only the old question is folded"
+
+
+def test_the_window_stops_at_exactly_35_percent_of_usable_once_20_messages_are_kept() -> None:
+    """35% of usable is 1,826 counted tokens: the newest 21 messages weigh exactly that (twenty of 80, one
+    of 226), so the 22nd, which would still fit the room, is folded."""
+    b = Rows().system(SYSTEM)
+    b.user("old question").assistant("old answer")
+    for k in range(11):
+        b.user(f"question {k}").assistant(f"answer {k}")
+    rows = _sized(b.rows, 1_500, 20, 80, 226, *([80] * 20))
+    assert _folded(_plan(rows)) == [2, 3, 4]
 
 
 def test_a_fold_of_only_the_first_row_is_taken_when_it_saves_enough() -> None:
