@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 
+from sleepcompact.domain.recall import Recalled
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.domain.rendering import RenderedHistory
 
@@ -40,6 +41,19 @@ class CachedRendering:
         )
 
 
+@dataclass(frozen=True)
+class MemoryChoice:
+    """The memories recalled into one conversation's calls, and what they were chosen from: chosen again
+    only when the agent's memories (``version``), the ranking text or the allowance change."""
+
+    version: tuple[object, ...]
+    anchor: str
+    allowance: int
+    chosen: tuple[Recalled, ...]
+    block: str
+    tokens: int  # counted tokens of the block as a message (0 when empty)
+
+
 class RenderCache:
     """Least recently used renderings by (conversation, format), at most ``capacity`` of them.
 
@@ -50,6 +64,7 @@ class RenderCache:
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._entries: OrderedDict[tuple[str, bool], CachedRendering] = OrderedDict()
+        self._choices: OrderedDict[str, MemoryChoice] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, conversation_id: str, openai: bool) -> CachedRendering | None:
@@ -74,7 +89,26 @@ class RenderCache:
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
 
+    def choice(self, conversation_id: str) -> MemoryChoice | None:
+        """The memories last recalled into the conversation's calls (still to be checked)."""
+        with self._lock:
+            held = self._choices.get(conversation_id)
+            if held is not None:
+                self._choices.move_to_end(conversation_id)
+            return held
+
+    def keep_choice(self, conversation_id: str, choice: MemoryChoice) -> None:
+        """Keep the memories recalled into the conversation's calls."""
+        if self._capacity <= 0:
+            return
+        with self._lock:
+            self._choices[conversation_id] = choice
+            self._choices.move_to_end(conversation_id)
+            while len(self._choices) > self._capacity:
+                self._choices.popitem(last=False)
+
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
             self._entries.clear()
+            self._choices.clear()

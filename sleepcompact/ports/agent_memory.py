@@ -49,6 +49,10 @@ class AgentMemoryRepository(Protocol):
         """Memories of one agent, oldest first (superseded ones too with ``include_invalid``)."""
         ...
 
+    def memory_version(self, tenant_id: str, agent_id: str) -> tuple[object, ...]:
+        """What changes whenever the agent's memories do (one aggregate read, no rows)."""
+        ...
+
     def memory(self, tenant_id: str, agent_id: str, memory_id: int) -> MemoryRecord | None:
         """One memory of the agent, valid or not; None when the id is another agent's or no one's."""
         ...

@@ -11,11 +11,11 @@ from sleepcompact.domain.budget import Budget
 from sleepcompact.domain.errors import ConversationNotFound
 from sleepcompact.domain.journal import MemoryRecord
 from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text
-from sleepcompact.domain.recall import Candidate, Recalled, memory_block, recall
+from sleepcompact.domain.recall import Candidate, memory_block, recall
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
-from sleepcompact.domain.render_cache import CachedRendering
+from sleepcompact.domain.render_cache import CachedRendering, MemoryChoice
 from sleepcompact.domain.rendering import extended, finish, history_of
-from sleepcompact.ports import ConversationRepository, Dependencies
+from sleepcompact.ports import AgentMemoryRepository, ConversationRepository, Dependencies
 from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.history_recall import recall_allowance, recalled_history
 
@@ -105,10 +105,11 @@ def render_context(
         if factors is None:
             factors = tx.calibration.factors()
         rows = entry.history.rows
-        stored = tx.memories.memories(conv.tenant_id, conv.agent_id) if memory_budget > 0 and rows else []
+        budget = budget_for(conv, deps.settings.thresholds, factors)
+        recalls = memory_budget > 0 and bool(rows)
+        choice = _memories(deps, tx.memories, conv, entry.anchor, budget) if recalls else None
     deps.render_cache.put(conversation_id, fmt == "openai", entry)
-    budget = budget_for(conv, deps.settings.thresholds, factors)
-    chosen, block, memory_tokens = _memories(deps, stored, entry.anchor, budget)
+    chosen, block, memory_tokens = (choice.chosen, choice.block, choice.tokens) if choice else ((), "", 0)
     counted = conv.live_tokens + (counter.count(system) if system else 0) + memory_tokens
     recalled_block, recalled, recall_tokens = recalled_history(
         deps, conv, rows, budget, counted + tools_tokens
@@ -155,17 +156,29 @@ def _rendering(
 
 
 def _memories(
-    deps: Dependencies, stored: Sequence[MemoryRecord], anchor: str, budget: Budget
-) -> tuple[list[Recalled], str, int]:
+    deps: Dependencies, repo: AgentMemoryRepository, conv: ConversationRecord, anchor: str, budget: Budget
+) -> MemoryChoice:
     """The memories recalled for the call, their block and its counted tokens (both caps are in the
-    model's tokens, like every budget figure; recall counts with our counter)."""
+    model's tokens, like every budget figure; recall counts with our counter).
+
+    Chosen from every memory of the agent only when its memories, the anchor or the allowance changed
+    since the conversation's last call; otherwise one aggregate read says the last choice still holds
+    (an agent with a thousand memories paid 24 ms a call to read and rank them all again)."""
     counter = deps.counter
     allowance = math.floor(
         min(deps.settings.memory_budget_tokens, MEMORY_SHARE * budget.usable) / budget.safety_factor
     )
+    version = repo.memory_version(conv.tenant_id, conv.agent_id)
+    held = deps.render_cache.choice(conv.id)
+    if held is not None and (held.version, held.anchor, held.allowance) == (version, anchor, allowance):
+        return held
+    stored = repo.memories(conv.tenant_id, conv.agent_id)
     chosen = recall([_candidate(m) for m in stored], anchor, allowance - MESSAGE_OVERHEAD, counter.count)
     block = memory_block([r.line for r in chosen])
-    return chosen, block, (counter.count(block) + MESSAGE_OVERHEAD if block else 0)
+    tokens = counter.count(block) + MESSAGE_OVERHEAD if block else 0
+    choice = MemoryChoice(version, anchor, allowance, tuple(chosen), block, tokens)
+    deps.render_cache.keep_choice(conv.id, choice)
+    return choice
 
 
 def current_turn_tokens(rows: Sequence[MessageRecord]) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import Row, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from sleepcompact.domain.journal import (
@@ -171,6 +171,18 @@ class SqlAgentMemory:
         if not include_invalid:
             query = query.where(table.c.invalidated_at.is_(None))
         return [_memory(r) for r in self.session.execute(query.order_by(table.c.id))]
+
+    def memory_version(self, tenant_id: str, agent_id: str) -> tuple[object, ...]:
+        """(memories, invalidated ones, the newest id, the latest change) of one agent, from its index.
+
+        A memory added, deleted, corrected or superseded changes the counts or the newest id; a merge
+        that only raises a memory's confidence changes the latest ``updated_at`` (written with the
+        writer's clock: a writer whose clock runs behind the last change leaves the ranking as it was
+        until the next change)."""
+        t = MemoryItem.__table__.c
+        figures = (func.count(), func.count(t.invalidated_at), func.max(t.id), func.max(t.updated_at))
+        query = select(*figures).where(t.tenant_id == tenant_id, t.agent_id == agent_id)
+        return tuple(self.session.execute(query).one())
 
     def memory(self, tenant_id: str, agent_id: str, memory_id: int) -> MemoryRecord | None:
         """One memory of the agent, valid or not; None when the id is another agent's or no one's."""

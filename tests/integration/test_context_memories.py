@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import event
+
 from sleepcompact import Memory, Settings
 from sleepcompact.domain.recall import CLOSE_TAG, HEADER, OPEN_TAG
 from sleepcompact.domain.validation import anthropic_problems
@@ -187,3 +193,61 @@ def test_memories_of_another_agent_or_tenant_never_appear(memory: Memory) -> Non
     assert [m["content"] for m in memory.context(other_agent).memories] == [
         "The invoice tax total of agent two rounds up"
     ]
+
+
+# -- the choice kept between calls -----------------------------------------------------------------------
+# A call ranks the agent's memories only when they changed (or the conversation's anchor did): the last
+# choice is kept per conversation and checked with one aggregate read. A change made anywhere, by
+# another process too, must show at the next call.
+
+
+def _memory_reads(memory: Memory) -> tuple[list[str], Callable[[], None]]:
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if re.search(r"\bFROM\s+memory\b", statement):
+            seen.append(statement)
+
+    event.listen(memory.admin.engine, "before_cursor_execute", record)
+    return seen, lambda: event.remove(memory.admin.engine, "before_cursor_execute", record)
+
+
+def test_calls_with_unchanged_memories_read_none_of_them_again(memory: Memory) -> None:
+    cid = _conversation(memory)
+    for i in range(6):  # twelve live rows and more: appends no longer move what memories rank against
+        memory.append(cid, {"role": "assistant", "content": f"Checked invoice {i}."})
+        memory.append(cid, {"role": "user", "content": f"And invoice {i + 1}?"})
+    _remember(memory, cid)
+    first = memory.context(cid)
+    seen, stop = _memory_reads(memory)
+    try:
+        memory.append(cid, {"role": "assistant", "content": "Banker's rounding, then."})
+        again = memory.context(cid)
+    finally:
+        stop()
+    assert again.memories == first.memories and again.messages[0] == first.messages[0]
+    assert len(seen) == 1 and "count(" in seen[0], "one aggregate read, no memory rows"
+
+
+def test_a_memory_changed_by_another_process_shows_at_the_next_call(database_url: str) -> None:
+    with (
+        Memory(Settings(database_url=database_url), auto_migrate=True) as mem,
+        Memory(Settings(database_url=database_url)) as other,
+    ):
+        cid = _conversation(mem)
+        _remember(mem, cid)
+        assert [m["content"] for m in mem.context(cid).memories] == [RELEVANT, UNRELATED]
+        unrelated = next(m.id for m in other.memories.list(cid) if m.content == UNRELATED)
+
+        other.memories.delete(unrelated, conversation_id=cid)
+        assert [m["content"] for m in mem.context(cid).memories] == [RELEVANT]
+
+        relevant = next(m.id for m in other.memories.list(cid) if m.content == RELEVANT)
+        corrected = "The invoice tax total rounds half up, to the cent"
+        other.memories.correct(relevant, corrected, conversation_id=cid)
+        assert [m["content"] for m in mem.context(cid).memories] == [corrected]
+
+        other.journal.add(cid, "The invoice tax total is computed per line, not per invoice", tags=["fact"])
+        other.memories.consolidate(cid)
+        shown = [m["content"] for m in mem.context(cid).memories]
+        assert "The invoice tax total is computed per line, not per invoice" in shown and corrected in shown
