@@ -1,12 +1,14 @@
 """Benchmark the request path in steady state: append one message, then ``prepare_context``.
 
 Run with ``.venv/bin/python -m bench.request_path [--sqlite-only]`` (needs the ``bench`` extra for
-langchain-core). Two parts, each comparing in the same run:
+langchain-core). Four parts, each comparing in the same run:
 
 1. 500 against 10,000 live messages, with the per-process rendering cache (the default) and without it
    (``SLEEPCOMPACT_RENDER_CACHE=0``: every call reads and renders every live row, as before the cache);
 2. the ~200k-token conversation of ``bench.guard``: ours against LangChain's load, ``count_tokens_
-   approximately`` and ``trim_messages`` from the same database.
+   approximately`` and ``trim_messages`` from the same database;
+3. an LLM-free emergency compaction against ``plan()`` on the same rows;
+4. 500 messages whose agent holds no, 1,000 and 10,000 memories (made with one INSERT ... SELECT).
 
 The timed region is the call alone (``prepare_context(...).request()``); the append before it is not
 timed. Prints Markdown tables and writes them to ``bench/results/request_path.md``. Nothing asserts
@@ -21,9 +23,11 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages.utils import count_tokens_approximately
+from sqlalchemy import text
 
 from bench.guard import (
     CALL_WINDOW,
@@ -157,6 +161,61 @@ def langchain_part(new: Callable[[str, str], str], backends: Sequence[str]) -> t
     return rows, notes
 
 
+MEMORY_COUNTS = (0, 1_000, 10_000)
+MEMORY_MESSAGES = 500
+
+
+def insert_memories(mem: Memory, agent: str, n: int) -> None:
+    """``n`` memories of one agent, each its own statement, by one INSERT ... SELECT over a series."""
+    if not n:
+        return
+    sqlite = mem.admin.engine.dialect.name == "sqlite"
+    series = (
+        "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < :n) SELECT n FROM s"
+        if sqlite
+        else "SELECT generate_series(1, :n) AS n"
+    )
+    now = datetime.now(UTC)
+    stamp = now.strftime("%Y-%m-%d %H:%M:%S.%f") if sqlite else now
+    statement = (
+        "INSERT INTO memory (tenant_id, agent_id, kind, content, confidence, importance, source_trust,"
+        " source_journal_ids, created_at, updated_at) SELECT 'default', :agent, 'fact', 'module_' ||"
+        " (n % 97) || ' note ' || n || ': parse keeps field f' || (n % 13) || ' optional', 0.8, 6, 0.9,"
+        f" '[]', :now, :now FROM ({series}) AS g"
+    )
+    with mem.admin.engine.begin() as conn:
+        conn.execute(text(statement), {"n": n, "agent": agent, "now": stamp})
+
+
+def memories_part(new: Callable[[str, str], str], backends: Sequence[str]) -> tuple[list[Row], list[str]]:
+    """The same call on a conversation whose agent has 0, 1,000 and 10,000 memories (the default memory
+    budget: the block recalled into every call is chosen again only when the memories change)."""
+    cases = []
+    with ExitStack() as stack:
+        for backend in backends:
+            for n in MEMORY_COUNTS:
+                url = new(backend, f"memories{n}")
+                mem = stack.enter_context(
+                    Memory(Settings(database_url=url), auto_migrate=True, queue=NullQueue())
+                )
+                cid = mem.create_conversation(MODEL, context_window=CHECK_WINDOW, agent_id=f"agent-{n}")
+                messages = scaled(coding_agent(0), MEMORY_MESSAGES)[:MEMORY_MESSAGES]
+                for i in range(0, len(messages), 250):
+                    mem.append_many(cid, messages[i : i + 250])
+                insert_memories(mem, f"agent-{n}", n)
+                mem.admin.factors()
+                call = functools.partial(caller, mem, cid)
+                cases.append((f"`prepare_context`, {backend}, {n:,} memories", appender(mem, cid), call))
+        rows = timed(cases)
+    k = len(MEMORY_COUNTS)
+    most, none = MEMORY_COUNTS[-1], MEMORY_COUNTS[0]
+    notes = [
+        f"{backend}: {most:,} / {none:,} memories = {ratio(rows[k * b + k - 1], rows[k * b])}"
+        for b, backend in enumerate(backends)
+    ]
+    return rows, notes
+
+
 EMERGENCY_WINDOW = 300_000  # the ~200k-token conversation is over hard there, and masking alone fits
 EMERGENCY_RUNS = 12
 
@@ -236,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         lc_rows, lc_notes = langchain_part(new, backends)
         print("part 3: an LLM-free emergency compaction against plan()")
         em_rows, em_notes = emergency_part(new, backends)
+        print("part 4: the agent's memories: none, 1,000, 10,000")
+        mem_rows, mem_notes = memories_part(new, backends)
     lines: list[Any] = [
         run_header(load_before),
         "",
@@ -248,6 +309,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"**Emergency**, LLM-free, ~200k tokens in a {EMERGENCY_WINDOW:,} window (over hard; masking fits):",
         "",
         *table(em_rows, em_notes),
+        f"**Memories**: {MEMORY_MESSAGES} messages, the agent holding none, 1,000 or 10,000 memories (default"
+        " memory budget):",
+        "",
+        *table(mem_rows, mem_notes),
     ]
     publish("\n".join(lines), "request_path.md")
 
