@@ -70,7 +70,10 @@ def _waiting_for_a_lock(database_url: str) -> bool:
     engine = create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1))
     try:
         with engine.connect() as conn:
-            query = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            query = (
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            )
             return bool(conn.execute(text(query)).scalar_one())
     finally:
         engine.dispose()
