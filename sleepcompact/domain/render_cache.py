@@ -15,10 +15,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sleepcompact.domain.recall import Recalled
 from sleepcompact.domain.records import ConversationRecord
 from sleepcompact.domain.rendering import RenderedHistory
+
+if TYPE_CHECKING:  # recall pulls in the injection detector, which `sleepcompact check` never loads
+    from sleepcompact.domain.recall import Recalled
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.schedule import night_of
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.sweeps import night_for
+from tests.support.nights import night_after
 from tests.support.queues import RecordingQueue
 
 
@@ -25,8 +26,8 @@ def _conversation(mem: Memory, *, plan: str | None = "free", big: bool = True) -
 
 
 def _tonight() -> datetime:
-    """A moment after tonight's sweep time, at least a day after anything the test created."""
-    return utcnow() + timedelta(days=1, hours=1)
+    """A moment after a night's sweep time, at least a day after anything the test created."""
+    return night_after(1)
 
 
 def test_the_nightly_sweep_enqueues_each_due_conversation_once_per_night(memory: Memory) -> None:

@@ -22,8 +22,8 @@ import redis
 from sleepcompact import Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent, personal_assistant
 from sleepcompact.domain.schedule import TickRecord
-from sleepcompact.services.clock import utcnow
 from tests.support.fake_anthropic import FakeAnthropic, Scripted
+from tests.support.nights import night_after
 from tests.support.processes import Process, children_of, wait_for
 
 TIMEOUT = 120  # bounds a hang; the pipeline takes a few seconds
@@ -99,7 +99,7 @@ def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipe
     worker = pipeline.worker()
     try:
         # The sweep that beat sends at night, run for a night after these conversations were created.
-        night1 = utcnow() + timedelta(days=1, hours=1)
+        night1 = night_after(1)
         report = mem.sleep.sweep_nightly(now=night1)
         assert report.enqueued == 2
         # A second beat (or a redelivered sweep) the same night enqueues nothing.
@@ -115,7 +115,7 @@ def test_a_nightly_sweep_runs_the_whole_pipeline_on_a_real_worker(pipeline: Pipe
         mem.journal.add(pa_id, rumour, source_type="environmental")
         mem.append(code_id, {"role": "user", "content": "Also bump the version number, please."})
         # No sweep ran the next night (beat down); the one after catches both conversations up.
-        report = mem.sleep.sweep_nightly(now=utcnow() + timedelta(days=3, hours=1))
+        report = mem.sleep.sweep_nightly(now=night_after(3))
         assert report.enqueued == 2
         wait_for(
             lambda: (
