@@ -22,9 +22,8 @@ import pytest
 from sqlalchemy import create_engine, event, text
 
 from sleepcompact import Memory, Settings
-from sleepcompact.services.memories import ConsolidationReport
+from tests.support.threads import HANG_GUARD_S, InThread
 
-HANG_GUARD_S = 60  # bounds a deadlock in the test itself; never part of an assertion
 FACTS = (
     ("the user wants every public function typed", "preference"),
     ("the team decided to ship the importer on Friday", "decision"),
@@ -41,29 +40,6 @@ def mem(database_url: str) -> Iterator[Memory]:
         yield memory
     finally:
         memory.close()
-
-
-class _Consolidation(threading.Thread):
-    """``mem.memories.consolidate`` in a thread of its own, as a second worker child would run it."""
-
-    def __init__(self, mem: Memory, cid: str) -> None:
-        super().__init__(daemon=True)
-        self.mem, self.cid = mem, cid
-        self.report: ConsolidationReport | None = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.report = self.mem.memories.consolidate(self.cid)
-        except BaseException as exc:  # reported by the test, not swallowed
-            self.error = exc
-
-    def outcome(self) -> ConsolidationReport:
-        self.join(HANG_GUARD_S)
-        assert not self.is_alive(), "a consolidation hung"
-        assert self.error is None, repr(self.error)
-        assert self.report is not None
-        return self.report
 
 
 def _waiting_for_a_lock(database_url: str) -> bool:
@@ -84,7 +60,8 @@ def test_two_consolidations_of_one_agent_remember_each_entry_once(mem: Memory, d
     second_cid = mem.create_conversation("claude-sonnet-4-5")  # the same (default) agent
     for i, (fact, tag) in enumerate(FACTS):
         mem.journal.add(first_cid if i % 2 else second_cid, fact, tags=[tag])
-    first, second = _Consolidation(mem, first_cid), _Consolidation(mem, second_cid)
+    first = InThread(lambda: mem.memories.consolidate(first_cid))
+    second = InThread(lambda: mem.memories.consolidate(second_cid))
     parked, go = threading.Event(), threading.Event()
 
     def park_after_reading_the_memories(conn: Any, cursor: Any, statement: str, *args: Any) -> None:

@@ -33,9 +33,9 @@ from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.services.sleep import TickResult
 from tests.support.faults import HookedSummarizer
+from tests.support.threads import HANG_GUARD_S, InThread
 
 KEY = "night-2026-11-22"
-HANG_GUARD_S = 60  # bounds a deadlock in the test itself; never part of an assertion
 
 
 @pytest.fixture
@@ -56,27 +56,9 @@ def _over_soft(mem: Memory) -> str:
     return cid
 
 
-class _Delivery(threading.Thread):
+def _delivery(mem: Memory, cid: str) -> InThread[TickResult]:
     """One delivery of the tick, run in its own thread as a second worker would run it."""
-
-    def __init__(self, mem: Memory, cid: str) -> None:
-        super().__init__(daemon=True)
-        self.mem, self.cid = mem, cid
-        self.result: TickResult | None = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.result = self.mem.sleep.tick(self.cid, KEY)
-        except BaseException as exc:  # reported by the test, not swallowed
-            self.error = exc
-
-    def outcome(self) -> TickResult:
-        self.join(HANG_GUARD_S)
-        assert not self.is_alive(), "the second delivery hung"
-        assert self.error is None, repr(self.error)
-        assert self.result is not None
-        return self.result
+    return InThread(lambda: mem.sleep.tick(cid, KEY))
 
 
 def _recorded(mem: Memory, cid: str) -> dict[str, Any]:
@@ -92,7 +74,7 @@ def test_a_delivery_that_starts_after_the_first_finished_returns_its_recorded_re
         pytest.skip("SQLite's BEGIN IMMEDIATE serializes the tick start: a finish cannot get in between")
     mem, summarizer = hooked
     cid = _over_soft(mem)
-    second = _Delivery(mem, cid)
+    second = _delivery(mem, cid)
     parked, go = threading.Event(), threading.Event()
 
     def park_before_the_lease(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
@@ -140,7 +122,7 @@ def test_a_delivery_that_runs_whole_inside_the_first_ones_summary_leaves_one_app
 ) -> None:
     mem, summarizer = hooked
     cid = _over_soft(mem)
-    second = _Delivery(mem, cid)
+    second = _delivery(mem, cid)
 
     def second_runs_whole_meanwhile() -> None:
         second.start()
