@@ -314,6 +314,34 @@ def test_migration_0007_reindexes_rows_stored_with_the_old_bodies(database_url: 
         engine.dispose()
 
 
+def test_migration_0012_keeps_every_indexed_message_and_its_conversation(database_url: str) -> None:
+    """SQLite's index names each message's conversation as an indexed token since 0012 (a search asks
+    for one conversation's postings). Down to 0011 and up again, every message is still found, in its
+    own conversation only."""
+    mem = Memory(database_url=database_url, auto_migrate=True)
+    mine = said(mem, "The koi pond was cleaned on Tuesday.", "Biscuit the beagle dug near the koi pond.")
+    theirs = said(mem, "Their koi pond froze in January.")
+    engine = mem.admin.engine
+    mem.close()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0011")
+    upgrade(engine)
+    mem = Memory(database_url=database_url)
+    try:
+        assert sorted(seqs(mem.search_history(mine, "koi pond"))) == [1, 2]
+        assert seqs(mem.search_history(mine, "beagle")) == [2]
+        assert seqs(mem.search_history(theirs, "koi pond")) == [1]
+        assert mem.search_history(theirs, "beagle") == []
+        added = said(mem, "A heron visited the koi pond.")  # indexed by the code of 0012
+        assert seqs(mem.search_history(added, "heron")) == [1]
+        assert mem.search_history(mine, "heron") == []
+    finally:
+        mem.close()
+        engine.dispose()
+
+
 def _row(cid: str, *, seq: int, text: str) -> dict[str, Any]:
     now = datetime(2024, 1, 1, tzinfo=UTC)
     return {
