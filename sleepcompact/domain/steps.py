@@ -244,12 +244,11 @@ def _truncate_kept(layout: _Layout, cap: int, reserved: int, count: Count, ceili
     )
     saved = n = 0
     for i in order:
+        # Largest first, so the loop ends at the first row within the cap: rows folded into the summary
+        # (archived, 0 tokens in the layout) are never reached.
         if layout.budget.effective(layout.total() + reserved) <= ceiling or layout.tokens[i] <= cap:
             break
         row = layout.rows[i]
-        change = layout.changes.get(row.id)
-        if change is not None and change.state == "archived":
-            continue
         view, tokens = middle_out(content_text(row.content), layout.tokens[i], cap, row.seq, count)
         if tokens < layout.tokens[i]:
             saved += layout.set(i, "truncated", view, tokens, "truncate_turn")

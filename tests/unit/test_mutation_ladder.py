@@ -153,3 +153,19 @@ def test_a_huge_last_observation_keeps_the_command_it_answers() -> None:
     assert command.seq not in changed, "the command stays as it was"
     assert changed[observation.seq].state == "truncated"
     assert p.fits, p.reason
+
+
+def test_a_planned_summary_is_30_percent_of_what_it_replaces_within_the_cap_and_never_under_64() -> None:
+    policy = Policy()
+    usable = 6_000  # cap 600
+    assert policy.summary_cap(usable) == 600
+    assert [policy.summary_size(usable, n) for n in (10, 100, 213, 214, 220, 1_000, 2_000, 50_000)] == [
+        64,
+        64,
+        64,
+        64,
+        66,
+        300,
+        600,
+        600,
+    ]

@@ -150,3 +150,19 @@ def test_when_the_last_turns_are_the_whole_history_the_older_is_folded_not_cut()
     assert states[rows[1].seq] == "archived", "the older turn is folded into the summary"
     assert p.summary is not None and rows[1] in p.summary.rows
     assert rows[-1].seq not in states
+
+
+def test_the_last_rung_counts_the_summary_it_makes_room_for() -> None:
+    """The current message (two parts, about 480 and 2,960 filler tokens) with an old exchange folded:
+    without its cut the call would be the hard threshold plus one token, once the summary is in. The
+    rung counts that summary, so it cuts the larger part and the call fits."""
+    b = Rows().system("You are a careful agent.")
+    b.user("old " + filler(50, "old")).assistant("old answer")
+    b.message(
+        PartSpec("user", "message", "PART 0\n" + filler(480, "zero")),
+        PartSpec("user", "message", "PART 1\n" + filler(2_960, "one")),
+    )
+    rows = [b.rows[0], replace(b.rows[1], token_count=300, live_tokens=300), *b.rows[2:]]
+    p = _plan(rows)
+    assert _by_seq(p) == {2: "archived", 5: "truncated"}
+    assert BUDGET.effective(p.tokens_after) <= BUDGET.hard
