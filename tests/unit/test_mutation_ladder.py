@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from sleepcompact.domain.ladder import Policy, Snapshot, plan, with_summary_size
 from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.steps import _placeholder
 from tests.unit.test_ladder import Rows, budget_for, count, filler, result
 
 
@@ -169,3 +170,41 @@ def test_a_planned_summary_is_30_percent_of_what_it_replaces_within_the_cap_and_
         600,
         600,
     ]
+
+
+def _tool_loop(outputs: int, tokens: int) -> list[MessageRecord]:
+    b = Rows().system("You are a careful agent.")
+    for t in range(outputs):
+        b.user(f"task {t}: inspect module {t}")
+        b.assistant(f"reading module {t}", (f"c{t}", "read_file", {"path": f"m{t}.py"}))
+        b.results(result(f"c{t}", "read_file", filler(tokens, word=f"m{t}")))
+        b.assistant(f"module {t} looks fine")
+    return b.rows
+
+
+def test_the_mask_step_reports_every_output_it_masked_and_what_each_saved() -> None:
+    rows = _tool_loop(10, 900)
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(16_000), Policy(), count)
+    masked = [c for c in p.changes if c.state == "masked"]
+    assert len(masked) >= 3
+    assert {c.step for c in masked} == {"mask"}
+    before = {r.seq: r.live_tokens for r in rows}
+    steps = [s for s in p.steps if s.step == "mask"]
+    assert sum(s.messages for s in steps) == len(masked)
+    assert sum(s.tokens_saved for s in steps) == sum(before[c.seq] - c.live_tokens for c in masked)
+    assert p.tokens_before - p.tokens_after == sum(s.tokens_saved for s in p.steps)
+
+
+def test_an_output_that_costs_exactly_its_placeholder_is_not_masked() -> None:
+    rows = _tool_loop(10, 900)
+    first = next(i for i, r in enumerate(rows) if r.kind == "tool_result")
+    row = rows[first]
+    for _ in range(5):  # the placeholder names the output's size: find the size that costs as much
+        _view, cost = _placeholder(row, count)
+        row = replace(row, token_count=cost, live_tokens=cost)
+    assert _placeholder(row, count)[1] == row.live_tokens
+    rows[first] = row
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(16_000), Policy(), count)
+    masked = {c.seq for c in p.changes if c.state == "masked"}
+    assert masked, "the other old outputs are masked"
+    assert rows[first].seq not in masked, "masking it would save nothing"
