@@ -208,3 +208,14 @@ def test_an_output_that_costs_exactly_its_placeholder_is_not_masked() -> None:
     masked = {c.seq for c in p.changes if c.state == "masked"}
     assert masked, "the other old outputs are masked"
     assert rows[first].seq not in masked, "masking it would save nothing"
+
+
+def test_an_output_exactly_at_the_cap_is_not_cut() -> None:
+    budget = budget_for(16_000)
+    cap = Policy().cap(budget.usable)
+    rows = _tool_loop(10, 900)
+    first = next(i for i, r in enumerate(rows) if r.kind == "tool_result")
+    rows[first] = replace(rows[first], content=filler(cap, word="big"), token_count=cap, live_tokens=cap)
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget, Policy(), count)
+    assert "truncate" not in {s.step for s in p.steps}, "at the cap, not over it: never cut"
+    assert {c.state for c in p.changes} == {"masked"}
