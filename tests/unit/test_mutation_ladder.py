@@ -219,3 +219,15 @@ def test_an_output_exactly_at_the_cap_is_not_cut() -> None:
     p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget, Policy(), count)
     assert "truncate" not in {s.step for s in p.steps}, "at the cap, not over it: never cut"
     assert {c.state for c in p.changes} == {"masked"}
+
+
+def test_the_truncate_step_reports_every_output_it_cut_and_what_each_saved() -> None:
+    rows = _tool_loop(6, 3_000)
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(24_000), Policy(), count)
+    cut = [c for c in p.changes if c.state == "truncated"]
+    assert len(cut) == 6 and {c.step for c in cut} == {"truncate"}
+    before = {r.seq: r.live_tokens for r in rows}
+    steps = [s for s in p.steps if s.step == "truncate"]
+    assert sum(s.messages for s in steps) == 6
+    assert sum(s.tokens_saved for s in steps) == sum(before[c.seq] - c.live_tokens for c in cut)
+    assert p.tokens_before - p.tokens_after == sum(s.tokens_saved for s in p.steps)
