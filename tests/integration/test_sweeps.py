@@ -77,7 +77,7 @@ def test_a_skipped_night_is_caught_up_and_a_quiet_conversation_is_left_alone(mem
     memory.append(active, {"role": "user", "content": "one more thing"})  # only one is active since
     queue = RecordingQueue()
     # No sweep ran for two nights (beat down); the next one still finds the active conversation.
-    later = utcnow() + timedelta(days=3)
+    later = night_after(3)
     memory.sleep.sweep_nightly(now=later, queue=queue)
     assert [c for c, _ in queue.sent] == [active]
     # The idle sweep catches a missed night up too, with the night's own key, so nothing runs twice.
