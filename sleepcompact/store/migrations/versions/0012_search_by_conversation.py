@@ -19,33 +19,26 @@ branch_labels = None
 depends_on = None
 
 
-def upgrade() -> None:
-    if op.get_bind().dialect.name != "sqlite":
-        return
-    # ``conversation`` holds one token per conversation ('c' and the id's UTF-8 bytes in hex: the
-    # tokenizer can split no part of it off), the same one ``store.search.conversation_token`` writes.
-    op.execute(
-        "CREATE VIRTUAL TABLE message_search_by_conversation USING fts5("
-        "body, conversation, tokenize = 'unicode61')"
-    )
-    op.execute(
-        "INSERT INTO message_search_by_conversation(rowid, body, conversation) "
-        "SELECT rowid, body, 'c' || lower(hex(conversation_id)) FROM message_search"
-    )
+def _rebuild(column: str, declared: str, rows: str) -> None:
+    """Replace the FTS5 table by one whose second column is ``column`` (declared as ``declared``), filled
+    from ``rows``, a SELECT of (rowid, body, that column) over the old table."""
+    op.execute(f"CREATE VIRTUAL TABLE search_rebuilt USING fts5(body, {declared}, tokenize = 'unicode61')")
+    op.execute(f"INSERT INTO search_rebuilt(rowid, body, {column}) {rows}")
     op.execute("DROP TABLE message_search")
-    op.execute("ALTER TABLE message_search_by_conversation RENAME TO message_search")
+    op.execute("ALTER TABLE search_rebuilt RENAME TO message_search")
+
+
+def upgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        # ``conversation`` holds one token per conversation ('c' and the id's UTF-8 bytes in hex: the
+        # tokenizer can split no part of it off), the same one ``store.search.conversation_token`` writes.
+        rows = "SELECT rowid, body, 'c' || lower(hex(conversation_id)) FROM message_search"
+        _rebuild("conversation", "conversation", rows)
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "sqlite":
-        return
-    op.execute(
-        "CREATE VIRTUAL TABLE message_search_by_id USING fts5("
-        "body, conversation_id UNINDEXED, tokenize = 'unicode61')"
-    )
-    op.execute(
-        "INSERT INTO message_search_by_id(rowid, body, conversation_id) "
-        "SELECT s.rowid, s.body, m.conversation_id FROM message_search s JOIN message m ON m.id = s.rowid"
-    )
-    op.execute("DROP TABLE message_search")
-    op.execute("ALTER TABLE message_search_by_id RENAME TO message_search")
+    if op.get_bind().dialect.name == "sqlite":
+        rows = (
+            "SELECT s.rowid, s.body, m.conversation_id FROM message_search s JOIN message m ON m.id = s.rowid"
+        )
+        _rebuild("conversation_id", "conversation_id UNINDEXED", rows)
