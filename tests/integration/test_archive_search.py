@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from alembic import command
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from sleepcompact import InvalidSetting, Memory
 from sleepcompact.domain.search_query import parse_query
-from sleepcompact.store.migrate import alembic_config, upgrade
+from sleepcompact.store.migrate import upgrade
 from sleepcompact.store.models import Message
+from tests.support.migrations import downgrade_to
 from tests.support.servers import PostgresServer
 
 MEMORYBANK = Path(__file__).resolve().parents[3] / "shared" / "data" / "conversations" / "memorybank"
@@ -285,10 +285,7 @@ def test_migration_0007_reindexes_rows_stored_with_the_old_bodies(database_url: 
     cid = said(mem, "We went hiking near src/billing/invoice.py with getUserName()")
     engine = mem.admin.engine
     mem.close()
-    cfg = alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0006")
+    downgrade_to(engine, "0006")
     with engine.begin() as conn:  # a row written by the code of revision 0006
         (mid,) = conn.execute(
             Message.__table__.insert().returning(Message.__table__.c.id),
@@ -323,10 +320,7 @@ def test_migration_0012_keeps_every_indexed_message_and_its_conversation(databas
     theirs = said(mem, "Their koi pond froze in January.")
     engine = mem.admin.engine
     mem.close()
-    cfg = alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0011")
+    downgrade_to(engine, "0011")
     upgrade(engine)
     mem = Memory(database_url=database_url)
     try:
