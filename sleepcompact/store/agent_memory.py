@@ -173,7 +173,8 @@ class SqlAgentMemory:
         return [_memory(r) for r in self.session.execute(query.order_by(table.c.id))]
 
     def memory_version(self, tenant_id: str, agent_id: str) -> tuple[object, ...]:
-        """(memories, invalidated ones, the newest id, the latest change) of one agent, from its index.
+        """(memories, invalidated ones, the newest id, the latest change) of one agent: one aggregate in
+        the database, which reads the agent's rows but sends none back.
 
         A memory added, deleted, corrected or superseded changes the counts or the newest id; a merge
         that only raises a memory's confidence changes the latest ``updated_at`` (written with the
