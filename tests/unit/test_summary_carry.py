@@ -10,22 +10,12 @@ not promoted into the new summary's history.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
 
-from sleepcompact.adapters.tokenizer import load_counter
-from sleepcompact.domain.prompt import SUMMARY_PREFIX, SummaryInput
-from sleepcompact.domain.summary import offline_summary
-from tests.support.rows import rows_of
-
-COUNT = load_counter().count
-
-
-def section(summary: str, name: str) -> list[str]:
-    found = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", summary, re.M | re.S)
-    return [line.removeprefix("- ") for line in found.group(1).strip().splitlines()] if found else []
+from sleepcompact.domain.prompt import SUMMARY_PREFIX
+from tests.support.summaries import COUNT, section, summarize
 
 
 def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -41,10 +31,6 @@ def edits(path: str, times: int) -> list[dict[str, Any]]:
         )
         out.append({"role": "tool", "tool_call_id": f"e{n}", "content": "saved"})
     return out
-
-
-def summarize(messages: list[dict[str, Any]], previous: str | None, cap: int = 2000) -> str:
-    return offline_summary(SummaryInput(rows_of(messages, COUNT), previous, cap), COUNT)
 
 
 def test_a_file_touched_in_both_spans_keeps_one_bullet_with_the_counts_added_up() -> None:
@@ -152,3 +138,10 @@ def test_the_previous_state_is_carried_as_earlier_history_once(heading: str) -> 
         [{"role": "assistant", "content": "Pushed the fix."}], second.replace("Completed", heading)
     )
     assert "Earlier: CI is red on the docs job" in section(third, "Completed work"), "said once, not twice"
+
+
+def test_a_long_carried_bullet_is_clipped_to_600_characters() -> None:
+    long = "Benchmarked the ingest path: " + " ".join(f"run{n}=ok" for n in range(120))
+    second = summarize([{"role": "assistant", "content": "Done."}], f"## Completed work\n- {long}")
+    (carried,) = [b for b in section(second, "Completed work") if b.startswith("Benchmarked")]
+    assert len(carried) == 600 and carried.endswith("…") and long.startswith(carried[:-1])
