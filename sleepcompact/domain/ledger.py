@@ -320,10 +320,12 @@ def roll_up(entries: Sequence[Entry]) -> Entry:
     parts = []
     if tools:
         used = ", ".join(f"{t} ×{n}" for t, n in sorted(tools.items(), key=lambda kv: (-kv[1], kv[0])))
-        parts.append(f"{sum(tools.values())} calls ({used}), {errors} error{'s' * (errors != 1)}")
+        calls = sum(tools.values())
+        parts.append(f"{calls} call{'s' * (calls != 1)} ({used}), {errors} error{'s' * (errors != 1)}")
     if statuses:
         by_status = ", ".join(f"{statuses[s]} {s}" for s in STATUSES if statuses[s])
-        parts.append(f"{sum(statuses.values())} requests ({by_status})")
+        requests = sum(statuses.values())
+        parts.append(f"{requests} request{'s' * (requests != 1)} ({by_status})")
     if decisions:
         parts.append(f"{decisions} decision{'s' * (decisions != 1)}")
     text = "rolled up: " + ("; ".join(parts) or "nothing to count")

@@ -38,7 +38,7 @@ def ledger_lines(summary: str) -> list[str]:
 def actions_in(lines: list[str]) -> int:
     """Actions the ledger accounts for: its call lines, and the calls its rolled-up lines count."""
     calls = sum(1 for line in lines if re.match(r"seq \d+ call ", line))
-    rolled = sum(int(n) for line in lines for n in re.findall(r"rolled up: (\d+) calls", line))
+    rolled = sum(int(n) for line in lines for n in re.findall(r"rolled up: (\d+) calls?", line))
     return calls + rolled
 
 

@@ -98,4 +98,9 @@ def ledger_text(lines: list[str]) -> str:
 def test_a_call_line_a_model_wrote_without_arguments_is_still_counted() -> None:
     lines = ["seq 3 call deploy → ok", "seq 4 call deploy → error: quota", REQUEST.replace("seq 7", "seq 5")]
     (line,) = rolled_or_bare(lines, 60)
-    assert line.startswith("seq 3-5 rolled up: 2 calls (tool ×2), 1 error; 1 requests (1 done)"), line
+    assert line.startswith("seq 3-5 rolled up: 2 calls (tool ×2), 1 error; 1 request (1 done)"), line
+
+
+def test_a_roll_up_of_one_call_says_one_call() -> None:
+    lines = ['seq 3 call shell(command="make") → ok', "seq 4 decision: ship it because the tests pass"]
+    assert rolled_or_bare(lines, 40) == ["seq 3-4 rolled up: 1 call (shell ×1), 0 errors; 1 decision"]
