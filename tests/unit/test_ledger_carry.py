@@ -104,3 +104,12 @@ def test_a_call_line_a_model_wrote_without_arguments_is_still_counted() -> None:
 def test_a_roll_up_of_one_call_says_one_call() -> None:
     lines = ['seq 3 call shell(command="make") → ok', "seq 4 decision: ship it because the tests pass"]
     assert rolled_or_bare(lines, 40) == ["seq 3-4 rolled up: 1 call (shell ×1), 0 errors; 1 decision"]
+
+
+def test_a_request_line_without_a_status_counts_as_pending_and_a_roll_up_without_errors_as_none() -> None:
+    lines = [
+        'seq 3 request "Add a CSV export"',
+        "seq 4-9 rolled up: 2 requests (2 done)",
+        "seq 10 decision: x because y",
+    ]
+    assert rolled_or_bare(lines, 40) == ["seq 3-10 rolled up: 3 requests (2 done, 1 pending); 1 decision"]
