@@ -111,5 +111,8 @@ def test_a_request_line_without_a_status_counts_as_pending_and_a_roll_up_without
         'seq 3 request "Add a CSV export"',
         "seq 4-9 rolled up: 2 requests (2 done)",
         "seq 10 decision: x because y",
+        "seq 11 call make() → ok",
     ]
-    assert rolled_or_bare(lines, 40) == ["seq 3-10 rolled up: 3 requests (2 done, 1 pending); 1 decision"]
+    assert rolled_or_bare(lines, 90) == [
+        "seq 3-11 rolled up: 1 call (make ×1), 0 errors; 3 requests (2 done, 1 pending); 1 decision"
+    ]
