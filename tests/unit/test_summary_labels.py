@@ -1,0 +1,36 @@
+"""How the offline summary labels the identifiers it keeps: by the word that names them where they are
+first said, so the model reads ``order=`W1234567``` rather than a bare value."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.summaries import section, summarize
+
+
+def test_a_value_said_twice_takes_the_label_of_its_first_mention() -> None:
+    summary = summarize(
+        [{"role": "user", "content": "My order W1234567 arrived broken, please refund W1234567."}], None
+    )
+    data = section(summary, "Critical data (verbatim)")
+    assert "order=`W1234567`" in data, data
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [
+        ("Please check order: W1234567 today.", "order=`W1234567`"),
+        ("See ticket #W1234567 now.", "ticket=`W1234567`"),
+        ("Order W1234567 is late.", "order=`W1234567`"),  # the naming word opens the message
+        ("The reservation id ZFA04Y is wrong.", "reservation_id=`ZFA04Y`"),
+        ("The reservation ID ZFA04Y is wrong.", "reservation_id=`ZFA04Y`"),
+        # No naming word: an upper-case shout, a stop word, nothing before it: labelled by its kind.
+        ("URGENT W1234567 is stuck.", "id=`W1234567`"),
+        ("It is the W1234567 again.", "id=`W1234567`"),
+        ("W1234567 is stuck.", "id=`W1234567`"),
+    ],
+)
+def test_the_word_before_a_value_names_it_unless_it_names_nothing(said: str, shown: str) -> None:
+    assert section(summarize([{"role": "user", "content": said}], None), "Critical data (verbatim)") == [
+        shown
+    ]
