@@ -3,6 +3,9 @@ first said, so the model reads ``order=`W1234567``` rather than a bare value."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from tests.support.summaries import section, summarize
@@ -34,3 +37,30 @@ def test_the_word_before_a_value_names_it_unless_it_names_nothing(said: str, sho
     assert section(summarize([{"role": "user", "content": said}], None), "Critical data (verbatim)") == [
         shown
     ]
+
+
+def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def test_structured_arguments_and_backticked_commands_are_shown_as_written() -> None:
+    arguments = {"filters": {"status": "cancelled", "city": "Zürich"}, "limit": 5, "ids": [3, 1]}
+    summary = summarize(
+        [
+            {"role": "user", "content": "Find cancelled trips."},
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", "search", arguments)]},
+            {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("c2", "shell", {"command": "echo `date` > /tmp/x"})],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+        ],
+        None,
+    )
+    # A nested value as JSON with its keys sorted and its text unescaped; numbers and lists as JSON.
+    shown = 'filters="{\\"city\\": \\"Zürich\\", \\"status\\": \\"cancelled\\"}", limit="5", ids="[3, 1]"'
+    assert f"seq 2 call search({shown}) → ok" in section(summary, "Action ledger")
+    # A value that holds backticks is not wrapped in more of them (the markdown would break).
+    assert "command=echo `date` > /tmp/x" in section(summary, "Critical data (verbatim)")
