@@ -64,3 +64,23 @@ def test_structured_arguments_and_backticked_commands_are_shown_as_written() -> 
     assert f"seq 2 call search({shown}) → ok" in section(summary, "Action ledger")
     # A value that holds backticks is not wrapped in more of them (the markdown would break).
     assert "command=echo `date` > /tmp/x" in section(summary, "Critical data (verbatim)")
+
+
+def test_a_call_cut_for_room_lists_the_names_its_arguments_lost() -> None:
+    script = "cat > settings_local.py <<EOF\n" + "\n".join(f"OPTION_{n} = {n}" for n in range(40))
+    script += '\nDATABASES = {"ENGINE": "django.db.backends.sqlite3"}\nEOF\ncp settings_local.py conf/'
+    note = "uses app_config.ready then " + "x" * 200 + " finally calls django.setup"
+    summary = summarize(
+        [
+            {"role": "user", "content": "Configure it."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("c1", "shell", {"script": script, "note": note})],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ],
+        None,
+    )
+    (line,) = [entry for entry in section(summary, "Action ledger") if " call shell(" in entry]
+    assert line.endswith("; cut: `django.db.backends.sqlite3`, `django.db`) → ok"), line
