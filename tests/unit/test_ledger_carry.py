@@ -116,3 +116,15 @@ def test_a_request_line_without_a_status_counts_as_pending_and_a_roll_up_without
     assert rolled_or_bare(lines, 90) == [
         "seq 3-11 rolled up: 1 call (make ×1), 0 errors; 3 requests (2 done, 1 pending); 1 decision"
     ]
+
+
+def test_a_roll_up_lists_the_most_used_tools_first_and_ties_by_name() -> None:
+    lines = [
+        "seq 3 call zeta() → ok",
+        "seq 4 call alpha() → ok",
+        "seq 5 call run_tests() → ok",
+        "seq 6 call run_tests() → ok",
+    ]
+    assert rolled_or_bare(lines, 60) == [
+        "seq 3-6 rolled up: 4 calls (run_tests ×2, alpha ×1, zeta ×1), 0 errors"
+    ]
