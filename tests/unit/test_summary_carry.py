@@ -145,3 +145,22 @@ def test_a_long_carried_bullet_is_clipped_to_600_characters() -> None:
     second = summarize([{"role": "assistant", "content": "Done."}], f"## Completed work\n- {long}")
     (carried,) = [b for b in section(second, "Completed work") if b.startswith("Benchmarked")]
     assert len(carried) == 600 and carried.endswith("…") and long.startswith(carried[:-1])
+
+
+def test_a_carried_bullet_of_exactly_600_characters_stays_whole_and_a_cut_leaves_no_space() -> None:
+    exact = "Measured " + "x" * 591
+    cut = "Profiled " + "y" * 589 + " " + "z" * 40  # the 600th character falls after a space
+    previous = f"## Completed work\n- {exact}\n- {cut}"
+    completed = section(summarize([{"role": "assistant", "content": "Done."}], previous), "Completed work")
+    assert exact in completed
+    assert "Profiled " + "y" * 589 + "…" in completed
+
+
+def test_roll_ups_with_nothing_to_count_stay_so() -> None:
+    previous = (
+        "## Action ledger\n- seq 1-2 rolled up: nothing to count\n- seq 3-4 rolled up: nothing to count"
+    )
+    ledger = section(
+        summarize([{"role": "assistant", "content": "Done."}], previous, cap=64), "Action ledger"
+    )
+    assert ledger == ["seq 1-4 rolled up: nothing to count"]

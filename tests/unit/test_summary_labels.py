@@ -84,3 +84,30 @@ def test_a_call_cut_for_room_lists_the_names_its_arguments_lost() -> None:
     )
     (line,) = [entry for entry in section(summary, "Action ledger") if " call shell(" in entry]
     assert line.endswith("; cut: `django.db.backends.sqlite3`, `django.db`) → ok"), line
+
+
+def test_field_names_of_tool_inputs_and_outputs_are_not_listed_as_data_even_when_said() -> None:
+    summary = summarize(
+        [
+            {
+                "role": "user",
+                "content": "Look up booking ZFA04Y; I need its flight_number and the cabin_class.",
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("c1", "get_booking", {"booking_ref": "ZFA04Y"})],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": json.dumps({"flight_number": "HAT170", "cabin_class": "J"}),
+            },
+            {"role": "assistant", "content": "Is booking_ref the right field? It is HAT170."},
+        ],
+        None,
+    )
+    data = " ".join(section(summary, "Critical data (verbatim)"))
+    assert "ZFA04Y" in data and "HAT170" in data
+    for field in ("flight_number", "cabin_class", "booking_ref"):
+        assert f"`{field}`" not in data, data
