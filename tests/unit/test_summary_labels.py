@@ -111,3 +111,43 @@ def test_field_names_of_tool_inputs_and_outputs_are_not_listed_as_data_even_when
     assert "ZFA04Y" in data and "HAT170" in data
     for field in ("flight_number", "cabin_class", "booking_ref"):
         assert f"`{field}`" not in data, data
+
+
+@pytest.mark.parametrize("key", ["command", "cmd", "script"])
+def test_a_command_is_kept_whole_up_to_200_characters(key: str) -> None:
+    command = (
+        "rsync -av --delete /srv/app/releases/2024-11-02/ deploy@10.0.0.7:/srv/app/current/ --exclude="
+        + "x" * 200
+    )
+    summary = summarize(
+        [
+            {"role": "user", "content": "Deploy it."},
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", "shell", {key: command})]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sent"},
+        ],
+        None,
+    )
+    (shown,) = [b for b in section(summary, "Critical data (verbatim)") if b.startswith(f"{key}=")]
+    value = shown.removeprefix(f"{key}=`").removesuffix("`")
+    assert len(value) == 200 and value.endswith("…") and command.startswith(value[:-1].rstrip()), value
+
+
+def test_under_a_tight_cap_bare_numbers_go_before_a_command() -> None:
+    said = "Order numbers 48213, 77120 and 90345 were refunded."
+    messages = [
+        {"role": "user", "content": said},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c1", "shell", {"command": "make refunds"})],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "done"},
+    ]
+    full = section(summarize(messages, None), "Critical data (verbatim)")
+    assert "command=`make refunds`" in full and len(full) > 1, full
+    for cap in range(400, 20, -2):
+        data = section(summarize(messages, None, cap=cap), "Critical data (verbatim)")
+        if len(data) < len(full):
+            assert "command=`make refunds`" in data, (cap, data)
+            return
+    pytest.fail("no cap dropped a bullet")
