@@ -151,3 +151,32 @@ def test_under_a_tight_cap_bare_numbers_go_before_a_command() -> None:
             assert "command=`make refunds`" in data, (cap, data)
             return
     pytest.fail("no cap dropped a bullet")
+
+
+def test_a_tool_output_lends_its_first_four_identifiers_and_one_named_twice_leads() -> None:
+    summary = summarize(
+        [
+            {"role": "user", "content": "List the open reservations."},
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", "list_reservations", {})]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "Open: ZQ81KD, AB23XY, MN45PL, CD67RT, EF89UV, GH12WZ",
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("c2", "list_reservations", {"page": 2})],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": "Open: QQ99AA, AB23XY"},
+        ],
+        None,
+    )
+    # In the order the output gives them (not sorted), each with the first output that named it.
+    assert section(summary, "Critical data (verbatim)") == [
+        "id=`AB23XY` (seq 3, tool output)",
+        "id=`ZQ81KD` (seq 3, tool output)",
+        "id=`MN45PL` (seq 3, tool output)",
+        "id=`CD67RT` (seq 3, tool output)",
+        "id=`QQ99AA` (seq 5, tool output)",
+    ]
