@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -22,3 +23,8 @@ def section(summary: str, name: str) -> list[str]:
 def summarize(messages: list[dict[str, Any]], previous: str | None, cap: int = 2000) -> str:
     """The offline summary of ``messages`` folded over ``previous``, within ``cap`` tokens."""
     return offline_summary(SummaryInput(rows_of(messages, COUNT), previous, cap), COUNT)
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat tool call, as an assistant message's ``tool_calls`` entry."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}

@@ -22,6 +22,7 @@ from sleepcompact.domain.ledger import HEADING, fold_ledger, with_ledger
 from sleepcompact.domain.prompt import SummaryInput
 from sleepcompact.domain.summary import offline_summary
 from tests.support.rows import rows_of
+from tests.support.summaries import tool_call
 
 COUNT = load_counter().count
 TRAJECTORIES = Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"
@@ -119,21 +120,23 @@ def support_run(*, answered: bool = True) -> list[dict[str, Any]]:
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [_call("c1", "get_reservation_details", {"reservation_id": "ZFA04Y"})],
+            "tool_calls": [tool_call("c1", "get_reservation_details", {"reservation_id": "ZFA04Y"})],
         },
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps(RESERVATION)},
         {
             "role": "assistant",
             "content": "It is confirmed; cancelling it now because you asked for a refund.",
             "tool_calls": [
-                _call("c2", "cancel_reservation", {"reservation_id": "ZFA04Y", "reason": "change of plan"})
+                tool_call(
+                    "c2", "cancel_reservation", {"reservation_id": "ZFA04Y", "reason": "change of plan"}
+                )
             ],
         },
         {"role": "tool", "tool_call_id": "c2", "content": "Error: payment gateway timeout"},
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [_call("c3", "cancel_reservation", {"reservation_id": "ZFA04Y"})],
+            "tool_calls": [tool_call("c3", "cancel_reservation", {"reservation_id": "ZFA04Y"})],
         },
         {
             "role": "tool",
@@ -147,10 +150,6 @@ def support_run(*, answered: bool = True) -> list[dict[str, Any]]:
         )
     messages.append({"role": "user", "content": "What was the flight number?"})
     return messages
-
-
-def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
 def test_a_finished_request_is_done_and_each_action_has_its_outcome() -> None:

@@ -9,17 +9,12 @@ not promoted into the new summary's history.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from sleepcompact.domain.prompt import SUMMARY_PREFIX
-from tests.support.summaries import COUNT, section, summarize
-
-
-def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+from tests.support.summaries import COUNT, section, summarize, tool_call
 
 
 def edits(path: str, times: int) -> list[dict[str, Any]]:
@@ -27,7 +22,11 @@ def edits(path: str, times: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "user", "content": f"Keep fixing {path}."}]
     for n in range(times):
         out.append(
-            {"role": "assistant", "content": None, "tool_calls": [call(f"e{n}", "edit_file", {"path": path})]}
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [tool_call(f"e{n}", "edit_file", {"path": path})],
+            }
         )
         out.append({"role": "tool", "tool_call_id": f"e{n}", "content": "saved"})
     return out

@@ -4,11 +4,10 @@ first said, so the model reads ``order=`W1234567``` rather than a bare value."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
-from tests.support.summaries import section, summarize
+from tests.support.summaries import section, summarize, tool_call
 
 
 def test_a_value_said_twice_takes_the_label_of_its_first_mention() -> None:
@@ -39,21 +38,17 @@ def test_the_word_before_a_value_names_it_unless_it_names_nothing(said: str, sho
     ]
 
 
-def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
 def test_structured_arguments_and_backticked_commands_are_shown_as_written() -> None:
     arguments = {"filters": {"status": "cancelled", "city": "Zürich"}, "limit": 5, "ids": [3, 1]}
     summary = summarize(
         [
             {"role": "user", "content": "Find cancelled trips."},
-            {"role": "assistant", "content": None, "tool_calls": [call("c1", "search", arguments)]},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "search", arguments)]},
             {"role": "tool", "tool_call_id": "c1", "content": "[]"},
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [call("c2", "shell", {"command": "echo `date` > /tmp/x"})],
+                "tool_calls": [tool_call("c2", "shell", {"command": "echo `date` > /tmp/x"})],
             },
             {"role": "tool", "tool_call_id": "c2", "content": "ok"},
         ],
@@ -76,7 +71,7 @@ def test_a_call_cut_for_room_lists_the_names_its_arguments_lost() -> None:
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [call("c1", "shell", {"script": script, "note": note})],
+                "tool_calls": [tool_call("c1", "shell", {"script": script, "note": note})],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "ok"},
         ],
@@ -96,7 +91,7 @@ def test_field_names_of_tool_inputs_and_outputs_are_not_listed_as_data_even_when
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [call("c1", "get_booking", {"booking_ref": "ZFA04Y"})],
+                "tool_calls": [tool_call("c1", "get_booking", {"booking_ref": "ZFA04Y"})],
             },
             {
                 "role": "tool",
@@ -122,7 +117,7 @@ def test_a_command_is_kept_whole_up_to_200_characters(key: str) -> None:
     summary = summarize(
         [
             {"role": "user", "content": "Deploy it."},
-            {"role": "assistant", "content": None, "tool_calls": [call("c1", "shell", {key: command})]},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "shell", {key: command})]},
             {"role": "tool", "tool_call_id": "c1", "content": "sent"},
         ],
         None,
@@ -139,7 +134,7 @@ def test_under_a_tight_cap_bare_numbers_go_before_a_command() -> None:
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [call("c1", "shell", {"command": "make refunds"})],
+            "tool_calls": [tool_call("c1", "shell", {"command": "make refunds"})],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "done"},
     ]
@@ -157,7 +152,7 @@ def test_a_tool_output_lends_its_first_four_identifiers_and_one_named_twice_lead
     summary = summarize(
         [
             {"role": "user", "content": "List the open reservations."},
-            {"role": "assistant", "content": None, "tool_calls": [call("c1", "list_reservations", {})]},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "list_reservations", {})]},
             {
                 "role": "tool",
                 "tool_call_id": "c1",
@@ -166,7 +161,7 @@ def test_a_tool_output_lends_its_first_four_identifiers_and_one_named_twice_lead
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [call("c2", "list_reservations", {"page": 2})],
+                "tool_calls": [tool_call("c2", "list_reservations", {"page": 2})],
             },
             {"role": "tool", "tool_call_id": "c2", "content": "Open: QQ99AA, AB23XY"},
         ],
