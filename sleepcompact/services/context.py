@@ -17,7 +17,7 @@ from sleepcompact.domain.render_cache import CachedRendering, MemoryChoice
 from sleepcompact.domain.rendering import extended, finish, history_of
 from sleepcompact.ports import AgentMemoryRepository, ConversationRepository, Dependencies
 from sleepcompact.services.budgets import budget_for
-from sleepcompact.services.history_recall import recall_allowance, recalled_history
+from sleepcompact.services.history_recall import recalled_history
 
 RenderFormat = Literal["anthropic", "openai"]
 
@@ -49,7 +49,6 @@ class ContextView:
         default_factory=list
     )  # archived snippets: seq, snippet; best first
     recall_tokens: int = 0  # counted tokens of the recalled-history block (included in tokens above)
-    recall_reserve: int = 0  # counted tokens that block may take (an emergency compaction leaves room)
     request_weight: tuple[int, int] | None = None  # (attachments, bytes) of the request, when known
     marked: tuple[int, ...] | None = None  # messages carrying a stored cache_control, when known
 
@@ -115,7 +114,6 @@ def render_context(
         deps, conv, rows, budget, counted + tools_tokens
     )
     counted += recall_tokens
-    reserve = recall_allowance(deps, conv, budget) if rows else 0
     done = finish(entry.history, system, block, recalled_block)
     return ContextView(
         conversation_id=conversation_id,
@@ -132,7 +130,6 @@ def render_context(
         current_turn_tokens=current_turn_tokens(rows),
         recalled=[{"seq": r.seq, "snippet": r.snippet} for r in recalled],
         recall_tokens=recall_tokens,
-        recall_reserve=reserve,
         request_weight=done.weight,
         marked=done.marked,
     )

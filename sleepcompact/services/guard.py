@@ -110,7 +110,9 @@ def prepare_context(
     view = _render(deps, call)
     budget = view.budget
     enabled = deps.settings.auto_compact and view.auto_compact is not False
-    decision = decide(view.tokens, budget, auto_compact=enabled)
+    # Decided without the recalled snippets: they only fill the room under hard that is free anyway.
+    own = budget.effective(view.counted_tokens - view.recall_tokens)
+    decision = decide(own, budget, auto_compact=enabled)
     over_limits = request_load(view) is not None
     if decision == "none" and not over_limits:
         _emit(view, "none", decision)
@@ -144,10 +146,8 @@ def _render(deps: Dependencies, call: _Call) -> ContextView:
 def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str) -> PreparedContext:
     """Over hard: compact now, with what is not the conversation's own rows reserved out of the budget."""
     budget = view.budget
-    # The recalled snippets are chosen after the compaction (it archives what they come from): leave
-    # them their whole allowance, or they would push the compacted call back over the window.
-    recall = max(view.recall_tokens, view.recall_reserve)
-    reserved = budget.effective(call.fixed + view.memory_tokens + recall)
+    # The recalled snippets are left out: they take only the room the compacted call leaves under hard.
+    reserved = budget.effective(call.fixed + view.memory_tokens)
     outcome = _compact_now(deps, call, reserved)
     after = _render(deps, call)
     compaction = outcome.status if outcome else None

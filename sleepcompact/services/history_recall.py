@@ -26,8 +26,7 @@ def recall_budget(deps: Dependencies, conv: ConversationRecord) -> int:
 
 
 def recall_allowance(deps: Dependencies, conv: ConversationRecord, budget: Budget) -> int:
-    """Counted tokens the block may take: min(the recall budget, 20% of usable), in our counter's tokens.
-    An emergency compaction leaves this much room, so the snippets a compaction brings still fit."""
+    """Counted tokens the block may take: min(the recall budget, 20% of usable), in our counter's tokens."""
     wanted = min(recall_budget(deps, conv), RECALL_SHARE * budget.usable)
     return math.floor(wanted / budget.safety_factor)
 
@@ -41,11 +40,15 @@ def recalled_history(
 ) -> tuple[str, list[ArchivedSnippet], int]:
     """The block, the snippets in it and its counted tokens: the best archived matches of the newest user
     message that fit ``recall_allowance`` and the room the call's other content (``others``, counted
-    tokens) leaves in the usable budget. No search runs when nothing is archived.
+    tokens) leaves under the hard threshold. No search runs when nothing is archived.
 
-    The block counts like the rest of the call (it can make a call due for compaction, and the compaction
-    leaves room for it); it never pushes a call over the window."""
-    headroom = math.floor(budget.usable / budget.safety_factor) - others
+    The block only fills free room: it never makes a call due for compaction, and no compaction keeps
+    room for it. A compaction rewrites the cached prefix and folds turns the model may need next, which
+    speculative snippets are not worth; right after one there is room again (target to hard). On the
+    tune half of the coding trajectories this kept 0.016 more references at 8k than a block that could
+    push the call over hard with a reserve kept for it (docs/evaluation.md, *Recall that only fills
+    free room*)."""
+    headroom = math.floor(budget.hard / budget.safety_factor) - others
     allowance = min(recall_allowance(deps, conv, budget), headroom) - MESSAGE_OVERHEAD
     query = recall_query(rows)
     if allowance <= 0 or not query.strip() or not has_archive(conv.live_messages, conv.next_seq):

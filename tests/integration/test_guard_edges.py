@@ -123,7 +123,7 @@ def test_right_after_an_emergency_compaction_a_sleep_tick_runs_at_once(
     with Memory(
         Settings(database_url=database_url), auto_migrate=True, queue=RecordingQueue(), summarizer=summarizer
     ) as memory:
-        cid = _conversation(memory, 3_000)
+        cid = _conversation(memory, 2_400)  # small enough that the LLM-free steps do not fit it
         assert memory.check(cid).decision == "compact_now"
         prepared = memory.prepare_context(cid)
         assert prepared.action == ("emergency_compacted" if summarizer is None else "fallback_compacted")

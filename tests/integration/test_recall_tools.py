@@ -265,6 +265,50 @@ def test_the_newest_question_brings_its_archived_answer_into_its_own_turn(memory
     assert "Dana moved to Lisbon" in json.dumps(openai.messages[-1])
 
 
+def test_recalled_snippets_never_make_the_guard_compact(memory: Memory) -> None:
+    """The snippets only fill the room under hard that the conversation leaves: a call whose own rows sit
+    just under hard goes out without them rather than folding the newest turns to make room for them.
+    The agent's recall tool still finds the answer."""
+    cid = _chat(memory)
+    question = {"role": "user", "content": "Remind me: which city did my sister move to?"}
+    hard = memory.check(cid).hard
+    n = 0
+    while memory.check(cid).tokens < hard - 60:  # a pair is about 40 tokens, the question 15
+        memory.append(cid, {"role": "user", "content": f"Tide note {n}: the ferry ran late again."})
+        memory.append(cid, {"role": "assistant", "content": f"Noted tide {n}."})
+        n += 1
+    memory.append(cid, question)
+    before = memory.check(cid)
+    assert before.hard - 30 < before.tokens <= before.hard  # the setup: its own rows just under hard
+    compactions = len(memory.compactions.history(cid))
+
+    ctx = memory.prepare_context(cid)
+    assert ctx.action == "sleep_requested"  # over soft, not over hard: nothing compacted in the call
+    assert len(memory.compactions.history(cid)) == compactions
+    assert ctx.view.tokens <= before.hard
+    assert ctx.view.recalled == [] and "<recalled_history>" not in json.dumps(ctx.messages)  # no room
+    assert "Lisbon" in _search(memory, cid, "Which city did my sister move to?")
+
+
+def test_an_emergency_compaction_leaves_the_snippets_the_room_it_frees(memory: Memory) -> None:
+    """Over hard, the guard compacts for the conversation's own rows; the snippets then fill the room
+    between where the compaction landed and hard, and the call stays under hard."""
+    cid = _chat(memory)
+    hard = memory.check(cid).hard
+    n = 0
+    while memory.check(cid).tokens <= hard:
+        memory.append(cid, {"role": "user", "content": f"Tide note {n}: the ferry ran late again."})
+        memory.append(cid, {"role": "assistant", "content": f"Noted tide {n}."})
+        n += 1
+    memory.append(cid, {"role": "user", "content": "Remind me: which city did my sister move to?"})
+
+    ctx = memory.prepare_context(cid)
+    assert ctx.action == "emergency_compacted"
+    assert "Dana moved to Lisbon" in ctx.messages[-1]["content"][-1]["text"]
+    assert ctx.view.tokens <= hard
+    assert memory.check(cid).tokens + ctx.view.budget.effective(ctx.view.recall_tokens) >= ctx.view.tokens
+
+
 def test_a_recall_budget_of_zero_turns_recall_off_for_one_conversation(memory: Memory) -> None:
     cid = _chat(memory)
     off = memory.create_conversation(
