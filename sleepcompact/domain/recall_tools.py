@@ -152,8 +152,8 @@ def read_call(tool_call: Mapping[str, Any]) -> RecallCall:
         function: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         call_id, name, raw = tool_call.get("id"), function.get("name"), function.get("arguments")
     arguments, problem = _arguments(raw)
-    call = RecallCall(str(call_id or ""), str(name or ""), arguments, shape, problem)
-    return RecallCall(call.call_id, call.name, arguments, shape, problem or _problem(call))
+    name = str(name or "")
+    return RecallCall(str(call_id or ""), name, arguments, shape, problem or _problem(name, arguments))
 
 
 def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
@@ -170,12 +170,11 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     return (dict(parsed), None) if isinstance(parsed, dict) else ({}, "the arguments must be a JSON object")
 
 
-def _problem(call: RecallCall) -> str | None:
+def _problem(name: str, args: Mapping[str, Any]) -> str | None:
     """Why a call cannot run: an unknown tool, or arguments of the wrong type."""
-    if call.name not in NAMES:
-        return f"unknown tool {call.name!r}; the recall tools are {', '.join(NAMES)}"
-    args = call.arguments
-    if call.name == SEARCH:
+    if name not in NAMES:
+        return f"unknown tool {name!r}; the recall tools are {', '.join(NAMES)}"
+    if name == SEARCH:
         if not isinstance(args.get("query"), str) or not args["query"].strip():
             return "search_history needs a non-empty 'query' string"
         if "limit" in args and not _whole(args["limit"]):
@@ -198,7 +197,7 @@ def page(text: str, offset: int, size: int = PAGE_CHARS) -> tuple[str, int | Non
     end = min(len(text), offset + size)
     if end < len(text):
         cut = max(text.rfind("\n", offset + size // 2, end), text.rfind(" ", offset + size // 2, end))
-        end = cut + 1 if cut > offset else end
+        end = cut + 1 if cut != -1 else end  # a break in the page's second half, else a hard cut
     return text[offset:end], (end if end < len(text) else None)
 
 
