@@ -83,7 +83,7 @@ def eval_(
     if qa is not None:
         show({str(w): rs for w, rs in qa_results.items()}, as_json, lambda: _each(qa_results, _qa_table))
     else:
-        priced = {str(w): [r.to_dict(pricing) for r in rs] for w, rs in results.items()}
+        priced = {str(w): [r.to_dict(pricing, _baseline(r, rs)) for r in rs] for w, rs in results.items()}
         show(priced, as_json, lambda: _each(results, lambda w, rs: _table(w, rs, pricing)))
 
 
@@ -170,10 +170,23 @@ def _qa_table(window: int, results: list[QAResult]) -> None:
     console().print(table)
 
 
+def _baseline(result: PolicyResult, results: list[PolicyResult]) -> PolicyResult | None:
+    """Truncation, which every other policy's recall is compared with, when it ran."""
+    return next((r for r in results if r.policy == "truncate" and r is not result), None)
+
+
+def _versus(result: PolicyResult, results: list[PolicyResult]) -> str:
+    baseline = _baseline(result, results)
+    if baseline is None:
+        return "-"
+    d = result.versus(baseline)
+    return f"{d.difference:+.3f} ({d.low:+.3f}, {d.high:+.3f})"
+
+
 def _table(window: int, results: list[PolicyResult], pricing: Pricing) -> None:
     first = results[0]
     table = Table(title=f"window {window:,}: {first.conversations} conversations, {first.calls} calls")
-    columns = ["policy", "peak", "overflows", "recall", "1-5", "6-20", "21-100", ">100"]
+    columns = ["policy", "peak", "overflows", "recall", "vs truncate (95%)", "1-5", "6-20", "21-100", ">100"]
     columns += ["compactions", "summ. in/out"]
     for col in columns:
         table.add_column(col, justify="left" if col == "policy" else "right")
@@ -185,6 +198,7 @@ def _table(window: int, results: list[PolicyResult], pricing: Pricing) -> None:
             f"{r.peak_tokens:,}",
             str(r.overflows),
             f"{r.recall:.3f}",
+            _versus(r, results),
             *(f"{by[k]:.3f}" if by[k] is not None else "-" for k in ("1-5", "6-20", "21-100", ">100")),
             ", ".join(f"{k} {v}" for k, v in sorted(r.costs.compactions.items())) or "-",
             f"{r.costs.summarizer_in:,}/{r.costs.summarizer_out:,}",

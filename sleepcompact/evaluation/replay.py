@@ -25,6 +25,7 @@ from sleepcompact.domain.budget import Budget, Thresholds, make_budget, output_r
 from sleepcompact.domain.identifiers import extract_identifiers
 from sleepcompact.evaluation.cache import CallLog, CallRecord, Request
 from sleepcompact.evaluation.cost import PolicyCost, Pricing, SummarizerTokens, price
+from sleepcompact.evaluation.intervals import Difference, recall_difference
 from sleepcompact.evaluation.policies import (
     PLACES,
     POLICIES,
@@ -73,6 +74,8 @@ class PolicyResult:
     by_place: dict[str, int] = field(default_factory=dict)
     # Every call as the prompt cache saw it, for ``cost`` (kept out of ``to_dict``: one per call).
     call_log: list[CallRecord] = field(default_factory=list, repr=False)
+    # (references in context, references) of each conversation, in replay order: for ``versus``.
+    per_conversation: list[tuple[int, int]] = field(default_factory=list, repr=False)
 
     @property
     def recall(self) -> float:
@@ -102,8 +105,16 @@ class PolicyResult:
         )
         return price(self.call_log, tokens, pricing or Pricing())
 
-    def to_dict(self, pricing: Pricing | None = None) -> dict[str, Any]:
-        """JSON-ready; ``cost`` priced with ``pricing`` (default: ``Pricing()``)."""
+    def versus(self, other: PolicyResult) -> Difference:
+        """This policy's recall minus ``other``'s over the same conversations, with a 95% interval."""
+        return recall_difference(self.per_conversation, other.per_conversation)
+
+    def to_dict(self, pricing: Pricing | None = None, baseline: PolicyResult | None = None) -> dict[str, Any]:
+        """JSON-ready; ``cost`` priced with ``pricing`` (default: ``Pricing()``); with a ``baseline``,
+        ``recall_vs_<its policy>``: the recall difference and its interval (``intervals``)."""
+        compared = (
+            {} if baseline is None else {f"recall_vs_{baseline.policy}": self.versus(baseline).to_dict()}
+        )
         return {
             "policy": self.policy,
             "conversations": self.conversations,
@@ -126,6 +137,7 @@ class PolicyResult:
             "summarizer_deferred_input_tokens": self.costs.deferred_in,
             "summarizer_deferred_output_tokens": self.costs.deferred_out,
             "cost": self.cost(pricing).to_dict(),
+            **compared,
         }
 
 
@@ -235,6 +247,7 @@ def evaluate(
             for name in policies:
                 result = results[name]
                 result.conversations += 1
+                before = (result.recalled, result.references)
                 policy: Policy
                 if name == "sleepcompact":
                     metered = MeteredSummarizer(count)
@@ -248,6 +261,7 @@ def evaluate(
                     policy = BASELINES[name](budget, count)
                     replay(messages, policy, result, tick_every=tick_every, usable=budget.usable)
                 result.merge_costs(policy.costs)
+                result.per_conversation.append((result.recalled - before[0], result.references - before[1]))
                 done += 1
                 if progress is not None:
                     progress(done, total)
