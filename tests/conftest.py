@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 
 from sleepcompact import Memory
+from sleepcompact.domain.memo import forget_all
 from tests.support.servers import PostgresServer, start_postgres, start_redis
+
+
+@pytest.fixture(autouse=True)
+def _nothing_memoized_by_an_earlier_test() -> None:
+    """Each test computes what it asks for: the process-wide memos (identifiers found, injection
+    verdicts, statements analyzed, search words) start empty, so no test passes on a result an
+    earlier test left, and mutation testing sees a changed scanner run."""
+    forget_all()
 
 
 def _database_backends() -> list[object]:

@@ -6,10 +6,32 @@ the journal drafts and their screening), so every read after the first is a look
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+_MEMOS: weakref.WeakSet[TextMemo[object]] = weakref.WeakSet()
+_OTHERS: list[Callable[[], None]] = []
+
+
+def forgets(clear: Callable[[], None]) -> Callable[[], None]:
+    """Register how to empty a cache that is not a ``TextMemo`` (an ``lru_cache``'s ``cache_clear``),
+    so ``forget_all`` empties it too."""
+    _OTHERS.append(clear)
+    return clear
+
+
+def forget_all() -> None:
+    """Empty every memo of the process. Results are the same with or without them; the test suite calls
+    this before each test, so a test computes what it asks for rather than reading what an earlier test
+    left (which would also hide a changed scanner from mutation testing)."""
+    for memo in list(_MEMOS):
+        memo.clear()
+    for clear in _OTHERS:
+        clear()
 
 
 class TextMemo(Generic[T]):
@@ -23,6 +45,13 @@ class TextMemo(Generic[T]):
         self._entries, self._chars, self._held = entries, chars, 0
         self._data: OrderedDict[str, T] = OrderedDict()
         self._lock = threading.Lock()
+        _MEMOS.add(self)  # type: ignore[arg-type]  # a set of memos of any result type
+
+    def clear(self) -> None:
+        """Forget every result."""
+        with self._lock:
+            self._data.clear()
+            self._held = 0
 
     def get(self, text: str) -> T | None:
         """The result kept for ``text``, if any."""

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
+from sleepcompact.domain.memo import forgets
+
 MAX_TERMS = 32
 """Terms kept from one query (a pasted page would otherwise become a query of hundreds of ORs)."""
 MAX_PART = 200
@@ -106,6 +108,10 @@ def stem(word: str) -> str:
     if word.endswith("y"):
         word = word[:-1] + "i"
     return word
+
+
+forgets(word_parts.cache_clear)
+forgets(stem.cache_clear)
 
 
 def _strip_suffixes(word: str) -> str:

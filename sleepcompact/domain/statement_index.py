@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sleepcompact.domain.claims import Statement
+from sleepcompact.domain.memo import forgets
 
 DUPLICATE = 0.75
 """``duplicate_score``'s threshold, which the prefix length is derived from."""
@@ -58,6 +59,7 @@ class _Keys:
 # tells a statement from a newer object at the same address.
 _KEYS: dict[int, tuple[weakref.ref[Statement], _Keys]] = {}
 _KEYS_HELD = 16_384
+forgets(_KEYS.clear)
 
 
 def _keys(stmt: Statement) -> _Keys:

@@ -9,7 +9,8 @@ import pytest
 from sleepcompact.domain import identifiers
 from sleepcompact.domain.identifiers import Identifier, _scan, find_identifiers
 from sleepcompact.domain.injection import _detect, detect
-from sleepcompact.domain.memo import TextMemo
+from sleepcompact.domain.memo import TextMemo, forget_all
+from sleepcompact.domain.search_query import stem
 
 TEXT = "Fixed `pytest -q tests/unit` in src/app/models.py: ValueError: bad id HAT136 after 250 ms."
 
@@ -51,6 +52,19 @@ def test_the_memo_is_bounded_by_entries_and_by_characters() -> None:
     memo.put("x" * 11, ())  # larger than the whole memo: not kept, nothing evicted for it
     assert memo.get("x" * 11) is None
     assert memo.get("dddddddd") == ()
+
+
+def test_forgetting_empties_every_memo_and_frees_its_room() -> None:
+    memo: TextMemo[tuple[str, ...]] = TextMemo(entries=2, chars=10)
+    memo.put("aaaaaaaa", ())
+    find_identifiers(TEXT)
+    stem("hiking")
+    assert identifiers._MEMO.get(TEXT) is not None and stem.cache_info().currsize > 0
+    forget_all()
+    assert memo.get("aaaaaaaa") is None and identifiers._MEMO.get(TEXT) is None
+    assert stem.cache_info().currsize == 0  # an lru_cache registered with ``forgets``
+    memo.put("bbbbbbbbbb", ())  # the whole room again: what was held before is no longer counted
+    assert memo.get("bbbbbbbbbb") == ()
 
 
 def test_a_repeated_screening_returns_the_same_verdict_as_a_fresh_one() -> None:
