@@ -37,6 +37,8 @@ ASSISTANT = Speakers("the assistant", "Emily", speaker_is_user=False)
         ("Do you have any recommendations for me?", "Does the assistant have any recommendations for Emily?"),
         ("Can you help me?", "Can the assistant help Emily?"),
         ("Am I right?", "Is Emily right?"),
+        ("I wondered: Am I right?", "Emily wondered: Is Emily right?"),  # a capital mid-sentence stays
+        ("She asked me. Do you like it?", "She asked Emily. Does the assistant like it?"),
         ("Thank you for your advice.", "Thank the assistant for the assistant's advice."),
         ("If you like, you can go see it.", "If the assistant likes, the assistant can go see it."),
     ],

@@ -211,6 +211,28 @@ def test_imperative_text_becomes_a_flagged_draft_never_a_statement() -> None:
     assert all("flagged" in d.tags for d in drafts if "API key" in d.content)
 
 
+def _flagged_quotes(output: str) -> list[str]:
+    drafts = _row_drafts(
+        [
+            {"role": "user", "content": "Summarize the page."},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "fetch", "input": {}}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": output}]},
+        ]
+    )
+    return [d.content.split("): ", 1)[1] for d in drafts if "flagged" in d.tags]
+
+
+def test_a_flagged_line_is_quoted_on_one_line_and_a_long_one_cut_at_400_characters() -> None:
+    assert _flagged_quotes(f"Welcome!\n{INJECTED.replace(' ', '   ', 3)}\t") == [INJECTED]
+    exact = INJECTED + " " + "x" * (400 - len(INJECTED) - 1)
+    assert _flagged_quotes(exact) == [exact]  # exactly 400 characters: kept whole
+    long = exact + "yz"
+    assert _flagged_quotes(long) == [exact[:399] + "\u2026"]
+
+
 def test_split_content_and_the_quote_index() -> None:
     own, fetched = split_content(
         [
