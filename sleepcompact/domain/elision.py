@@ -86,7 +86,7 @@ def elide_attachments(
     by placeholders; stop when the layout fits and is within ``limits`` (``until_fits``), or go through
     them all; (saved, rows)."""
     views = {i: _view(layout, i) for i in range(len(layout.rows))}
-    attachments, size = _load(views.values())
+    attachments, size = _layout_load(layout)
     saved = n = 0
     end = _protected_from(layout, protected_turns) if protect_from is None else protect_from
     for i in range(end):
@@ -147,7 +147,20 @@ def _load(views: Iterable[Any]) -> tuple[int, int]:
     return attachments, size
 
 
+def _layout_load(layout: _Layout) -> tuple[int, int]:
+    """``_load`` of every live view of the layout, each row weighed again only when its view changed."""
+    attachments = size = 0
+    for i in range(len(layout.rows)):
+        view = _view(layout, i)
+        held = layout.loads.get(i)
+        if held is None or held[0] is not view:
+            held = (view, *_load([view]))
+            layout.loads[i] = held
+        attachments, size = attachments + held[1], size + held[2]
+    return attachments, size
+
+
 def within(layout: _Layout, limits: RequestLimits) -> bool:
     """Whether the live rows stay within the provider's per-request limits."""
-    attachments, size = _load(_view(layout, i) for i in range(len(layout.rows)))
+    attachments, size = _layout_load(layout)
     return attachments <= limits.max_attachments and size <= limits.max_bytes

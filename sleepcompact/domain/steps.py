@@ -132,13 +132,17 @@ class _Layout:
     def __init__(self, rows: Sequence[MessageRecord], budget: Budget, extra: int) -> None:
         self.rows = list(rows)
         self.tokens = [r.live_tokens for r in rows]
+        self._sum = sum(self.tokens)  # kept with every change: rungs ask fits() once per row they touch
         self.changes: dict[int, RowChange] = {}
         self.budget = budget
         self.extra = extra
         self.steps: list[StepResult] = []
+        # Row index -> (the view weighed, its attachments, its approximate bytes): the request limits are
+        # checked several times a plan, and a row whose view did not change is not serialized again.
+        self.loads: dict[int, tuple[object, int, int]] = {}
 
     def total(self) -> int:
-        return sum(self.tokens) + self.extra
+        return self._sum + self.extra
 
     def fits(self, reserved: int = 0) -> bool:
         return self.budget.effective(self.total() + reserved) <= self.budget.target
@@ -147,6 +151,7 @@ class _Layout:
         row = self.rows[i]
         saved = self.tokens[i] - tokens
         self.tokens[i] = tokens
+        self._sum -= saved
         # An archived row leaves the context; its stored live figures stay what they were.
         stored = row.live_tokens if state == "archived" else tokens
         self.changes[row.id] = RowChange(row.id, row.seq, state, view, stored, step)
