@@ -137,3 +137,51 @@ def test_a_claim_is_named_for_the_change_that_contradicts_it_among_unrelated_mem
     for text in (*unrelated, old):
         index.add(text, analyze(text))
     assert index.sharing_subject(analyze(new)) == [old]
+
+
+def _named(old: list[str], new: str) -> list[str]:
+    """The memories among ``old`` that the index names for ``new`` (beside two it files first)."""
+    index: StatementIndex[str] = StatementIndex()
+    for text in ("Dana lives in Paris.", *old, "The deploy runs at 9:00 UTC."):
+        index.add(text, analyze(text))
+    return [t for t in index.similar(analyze(new)) if t in old]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Near duplicates by their words alone (the Jaccard route), neither holding the other.
+        (
+            [
+                "Dana prefers green tea every single quiet afternoon.",
+                "Dana prefers green tea every single quiet evening.",
+            ],
+            "Dana prefers green tea every single quiet morning.",
+        ),
+        # Memories that hold the new text whole (the route of its rarest word; their own words sort
+        # before the new text's, so the Jaccard route does not find them).
+        (
+            [
+                "Zoe watches yoga videos about apples and almonds daily",
+                "Zoe watches yoga videos with anchovies and avocado at breakfast",
+            ],
+            "Zoe watches yoga videos",
+        ),
+        # Memories the new text holds whole (the route of each memory's own longest word).
+        (
+            ["Zoe watches yoga videos", "Zoe eats bananas"],
+            "Zoe watches yoga videos and then Zoe eats bananas with cherries at night",
+        ),
+    ],
+    ids=["words", "held-by", "holds"],
+)
+def test_every_restated_memory_is_named_not_only_the_last_one_filed(old: list[str], new: str) -> None:
+    assert all(duplicate_score(analyze(t), analyze(new)) > 0 for t in old)  # each one is a restatement
+    assert _named(old, new) == old
+
+
+def test_a_three_word_memory_is_named_inside_a_longer_entry() -> None:
+    # Three words is the shortest text duplicate_score counts as restated by one that contains it.
+    new = "Zoe eats bananas with apricots, almonds, anchovies and avocado"  # no word of its Jaccard key
+    assert duplicate_score(analyze("Zoe eats bananas"), analyze(new)) > 0
+    assert _named(["Zoe eats bananas"], new) == ["Zoe eats bananas"]
