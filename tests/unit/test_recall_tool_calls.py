@@ -191,6 +191,7 @@ def test_a_page_ends_at_the_last_line_break_in_its_second_half() -> None:
         ("a" * 70 + "\n" + "b" * 100, 0, 71),  # a newline alone is a break
         ("a" * 10 + "\n" + "b" * 200, 0, 100),  # a newline in the first half is too early
         ("a" * 40 + "\n" + "b" * 200, 0, 100),  # 40 of 100: still in the first half
+        ("a" * 40 + " " + "b" * 200, 0, 100),  # a space there too
         ("a" * 120 + "\n" + "b" * 200, 100, 200),  # the second page's first half, not the first's
     ],
 )
