@@ -26,8 +26,9 @@ def forgets(clear: Callable[[], None]) -> Callable[[], None]:
 
 def forget_all() -> None:
     """Empty every memo of the process. Results are the same with or without them; the test suite calls
-    this before each test, so a test computes what it asks for rather than reading what an earlier test
-    left (which would also hide a changed scanner from mutation testing)."""
+    this at the start of each session, so mutation testing (each mutant's tests a new session in a
+    process forked after the memos filled) sees the mutated scanners run rather than their results
+    looked up."""
     for memo in list(_MEMOS):
         memo.clear()
     for clear in _OTHERS:
