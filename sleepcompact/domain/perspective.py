@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 _PROTECTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`|\S*[/\\_=@#<>{}\[\]|]\S*|\S+\.[A-Za-z0-9]\S*")
 _WORD = re.compile(r"([A-Za-z]+(?:['’][A-Za-z]+)*)")
+# Text between two words that ends a sentence: its terminator, closing quotes or brackets, a space.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+$")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -156,12 +158,15 @@ class _Rewriter:
         self.agree = False  # the next verb agrees with a replaced subject
         self.object_you = False  # "you" looked like an object; a following "are" / "have" says otherwise
         self.performed = False  # a performative verb was put in the past ("recommended")
+        self.opens_sentence = True  # the next word is the first of a sentence
+
 
     def boundary(self, separator: str) -> None:
         """Text between two words: punctuation ends a clause (and any pending agreement)."""
         if separator.strip(" "):
             self.words.append("")
             self.agree = self.object_you = False
+        self.opens_sentence = bool(_SENTENCE_END.search(separator))
 
     def _previous(self) -> str | None:
         return self.words[-1] or None if self.words else None
@@ -171,6 +176,11 @@ class _Rewriter:
         low = word.casefold().replace("’", "'")
         new = self._replace(word, low)
         self.words.append(low)
+        if self.opens_sentence and new != word:
+            # "Fine. I recommend it" -> "Fine. The assistant recommended it": a name phrase that stands
+            # for a pronoun opening a sentence opens it too. A word written as it was keeps its case.
+            new = new[:1].upper() + new[1:]
+        self.opens_sentence = False
         return new
 
     def _replace(self, word: str, low: str) -> str:
@@ -237,7 +247,7 @@ def third_person(sentence: str, who: Speakers) -> str:
         _rewrite_free(sentence[last : m.start()], rewriter, out)
         out.append(m.group())
         rewriter.words.append(m.group().casefold())
-        rewriter.agree = False
+        rewriter.agree = rewriter.opens_sentence = False
         last = m.end()
     _rewrite_free(sentence[last:], rewriter, out)
     text = _resolve_would("".join(out)).strip()

@@ -72,6 +72,24 @@ def test_what_the_assistant_said_becomes_a_statement_about_the_assistant(said: s
     assert third_person(said, ASSISTANT) == remembered
 
 
+@pytest.mark.parametrize(
+    ("said", "who", "remembered"),
+    [
+        ("Fine. I recommend it.", ASSISTANT, "Fine. The assistant recommended it to Emily."),
+        ("Sure! I think so.", ASSISTANT, "Sure! The assistant thinks so."),
+        ("Ok. We can talk later.", ASSISTANT, "Ok. The assistant and Emily can talk later."),
+        ("Thanks. Your advice helped.", NAMELESS, "Thanks. The assistant's advice helped."),
+        ('"Great!" I said.', ASSISTANT, '"Great!" the assistant said.'),
+        ("Yes, I think so.", ASSISTANT, "Yes, the assistant thinks so."),
+    ],
+)
+def test_a_name_standing_for_a_pronoun_that_opens_a_sentence_is_capitalized(
+    said: str, who: Speakers, remembered: str
+) -> None:
+    # Only a sentence's first word: after a comma or a quotation the name stays as written.
+    assert third_person(said, who) == remembered
+
+
 def test_without_a_name_the_user_is_the_user() -> None:
     assert (
         third_person("My flight LH 123 leaves at 14:40.", NAMELESS)
