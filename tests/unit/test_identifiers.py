@@ -9,7 +9,7 @@ import pytest
 from sleepcompact.domain import identifiers
 from sleepcompact.domain.identifiers import Identifier, _scan, find_identifiers
 from sleepcompact.domain.injection import _detect, detect
-from sleepcompact.domain.memo import TextMemo, forget_all
+from sleepcompact.domain.memo import TextMemo, forget_all, forgets
 from sleepcompact.domain.search_query import stem
 
 TEXT = "Fixed `pytest -q tests/unit` in src/app/models.py: ValueError: bad id HAT136 after 250 ms."
@@ -52,6 +52,20 @@ def test_the_memo_is_bounded_by_entries_and_by_characters() -> None:
     memo.put("x" * 11, ())  # larger than the whole memo: not kept, nothing evicted for it
     assert memo.get("x" * 11) is None
     assert memo.get("dddddddd") == ()
+
+
+def test_a_memo_holds_exactly_its_character_budget() -> None:
+    memo: TextMemo[tuple[str, ...]] = TextMemo(entries=3, chars=10)
+    memo.put("aaaaa", ())
+    memo.put("bbbbb", ())  # 10 characters of 10: both kept
+    assert memo.get("aaaaa") == () and memo.get("bbbbb") == ()
+
+
+def test_a_cache_registered_to_be_forgotten_is_emptied_with_the_memos() -> None:
+    cleared: list[str] = []
+    assert forgets(lambda: cleared.append("mine")) is not None
+    forget_all()
+    assert cleared == ["mine"]
 
 
 def test_forgetting_empties_every_memo_and_frees_its_room() -> None:
