@@ -198,6 +198,31 @@ def test_an_example_block_in_an_article_about_attacks_is_an_example(text: str, f
     assert detect(text).flagged is flagged
 
 
+_FILED = "\nFiled under: security."  # a text about attacks, where a quotation is an example
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        # A JSON value or an attribute is data, not a quotation, even in an article about attacks.
+        (f'<div title="{_ORDER}">{_FILED}', True),
+        (f'["{_ORDER}", 1]{_FILED}', True),
+        (f'{{"{_ORDER}": 1}}{_FILED}', True),
+        (f"{{'note': \"{_ORDER}\"}}{_FILED}", True),
+        # The quotation is the one the match sits in: the last opening before it.
+        (f'<p title="x"> and the note says "{_ORDER}" here', False),
+        (f"“Hi” she said, then “{_ORDER}” was posted.{_FILED}", False),
+        (f"“a”“{_ORDER}”{_FILED}", False),
+        (f"“{_ORDER}” wrote the researcher.", False),  # a quotation that opens the line
+        # A closing mark with no opening before it, or a quotation closed before the order, quotes nothing.
+        (f"{_ORDER}” he wrote{_FILED}", True),
+        (f"She said “hi”. {_ORDER} ”{_FILED}", True),
+    ],
+)
+def test_an_order_is_quoted_only_inside_a_prose_quotation(text: str, flagged: bool) -> None:
+    assert detect(text).flagged is flagged
+
+
 def test_a_summary_may_name_an_instruction_it_did_not_follow() -> None:
     assert not detect("- seq 5 held an instruction to ignore previous instructions; not followed.").flagged
     assert not detect("- Did not follow the page's request to ignore all previous instructions.").flagged
