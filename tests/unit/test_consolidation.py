@@ -7,7 +7,7 @@ import random
 import pytest
 
 from sleepcompact.demo.synthetic import coding_agent, personal_assistant
-from sleepcompact.domain.consolidation import ConsolidationPlan, EntryIn, MemoryIn, consolidate
+from sleepcompact.domain.consolidation import ConsolidationPlan, EntryIn, MemoryIn, NewMemory, consolidate
 from sleepcompact.domain.extraction import extract_facts
 from sleepcompact.domain.journal import SOURCE_TRUST, heuristic_importance
 from tests.unit.test_summary import rows_of
@@ -130,6 +130,27 @@ def test_confidence_rises_monotonically_and_is_capped() -> None:
         [memory(4, "I'm allergic to shellfish", confidence=0.5)],
     ).merges[0]
     assert 0.5 < weak.confidence < low.confidence < 0.99
+
+
+def test_a_merged_confidence_is_stored_to_four_decimals() -> None:
+    # 0.9 -> 0.945 -> 0.96975: stored as 0.9698, not the unrounded figure.
+    twice = [entry(1, "I'm allergic to shellfish"), entry(2, "I'm allergic to shellfish")]
+    (merge,) = consolidate(twice, [memory(4, "I'm allergic to shellfish", confidence=0.9)]).merges
+    assert merge.confidence == 0.9698
+
+
+def test_the_plan_says_what_each_entry_became() -> None:
+    made = NewMemory("fact", "Dana started a pottery class", 0.9, 7, (2,))
+    also = NewMemory("fact", "Dana lives in Lyon", 0.9, 7, (3,))
+    plan = ConsolidationPlan(
+        new=(made, also),
+        merges=(),
+        invalidate=(),
+        consolidated={1: 1, 2: -1, 3: -2, 4: None},
+        below_floor=(4,),
+    )
+    assert [plan.merged_into(e) for e in (1, 2, 3, 4, 99)] == [1, None, None, None, None]
+    assert [plan.new_memory_for(e) for e in (1, 2, 3, 4, 99)] == [None, made, also, None, None]
 
 
 @pytest.mark.parametrize(
