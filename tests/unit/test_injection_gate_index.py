@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sleepcompact.domain.injection import RULES, flag_imperatives
-from sleepcompact.domain.injection_gates import _PARSED, OTHER_LANGUAGE, GateIndex, passes, tokens_of
+from sleepcompact.domain.injection_gates import _PARSED, OTHER_LANGUAGE, GateIndex, _parse, passes, tokens_of
 from sleepcompact.domain.injection_rules_i18n import RULES_I18N
 
 NAMES = [r.name for r in (*RULES, *RULES_I18N)]
@@ -43,3 +43,12 @@ def test_on_the_red_team_texts_the_index_and_the_gates_agree_and_attacks_stay_fl
     # The same verdicts as before the index: the tune half's attacks are all flagged.
     attacks = [s["text"] for s in samples if s["label"] == "attack"]
     assert sum(bool(flag_imperatives(text)) for text in attacks) == len(attacks)
+
+
+def test_a_gate_spec_reads_as_alternatives_of_groups() -> None:
+    # Parsed once, while the gate table is built: read here on a spec of its own.
+    assert _parse("ignore disregard & instructions rules | jailbreak") == (
+        (frozenset({"ignore", "disregard"}), frozenset({"instructions", "rules"})),
+        (frozenset({"jailbreak"}),),
+    )
+    assert _parse("curl") == ((frozenset({"curl"}),),)
