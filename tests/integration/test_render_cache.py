@@ -49,7 +49,9 @@ class Writer:
 
 @pytest.fixture
 def views(database_url: str) -> Iterator[tuple[Memory, Memory, Writer]]:
-    cached = Memory(database_url=database_url, auto_migrate=True)
+    # The guard's deadline is not what these tests are about: a hook that waits on another process
+    # must not lose its append to a loaded machine's clock.
+    cached = Memory(Settings(database_url=database_url, guard_deadline_s=600.0), auto_migrate=True)
     fresh = Memory(Settings(database_url=database_url, render_cache_conversations=0))
     writer = Writer(database_url)
     try:
