@@ -137,7 +137,7 @@ def test_a_negation_is_part_of_the_subject_however_it_is_spelled() -> None:
         ("peanuts", "peanut"),
         ("gas", "gas"),  # too short to lose its "s"
         ("class", "class"),
-        ("bus", "bus"),
+        ("status", "status"),
         ("tennis", "tennis"),
         ("allergic", "allerg"),
         ("allergy", "allerg"),
