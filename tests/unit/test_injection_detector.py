@@ -217,6 +217,14 @@ _FILED = "\nFiled under: security."  # a text about attacks, where a quotation i
         # A closing mark with no opening before it, or a quotation closed before the order, quotes nothing.
         (f"{_ORDER}” he wrote{_FILED}", True),
         (f"She said “hi”. {_ORDER} ”{_FILED}", True),
+        (f"Empty quotes “” then {_ORDER} ”{_FILED}", True),  # closed right after it opened
+        (f"The page says    “{_ORDER}”", False),  # what introduces it, read without the spaces before it
+        # Single quotes: an apostrophe inside a word opens nothing.
+        (f"It's in the article: '{_ORDER}'{_FILED}", False),
+        (f"'{_ORDER}' wrote the researcher.", False),
+        (f"   the page says '{_ORDER}'", False),
+        (f"The attacker's note: {_ORDER}' end{_FILED}", True),
+        (f"L'{_ORDER}' end{_FILED}", True),
     ],
 )
 def test_an_order_is_quoted_only_inside_a_prose_quotation(text: str, flagged: bool) -> None:

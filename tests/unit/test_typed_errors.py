@@ -16,6 +16,7 @@ from sleepcompact.domain.errors import (
     ImportFormatError,
     InvalidMessage,
     LLMError,
+    MemoryNotFound,
     OrphanToolResult,
     RequestTooLarge,
     SleepcompactError,
@@ -91,3 +92,8 @@ def test_a_request_too_large_gives_its_figures_against_the_limits() -> None:
         100,
         32_000_000,
     )
+
+
+def test_an_unknown_memory_is_named_by_its_id() -> None:
+    error = MemoryNotFound(42)
+    assert (str(error), error.memory_id) == ("unknown memory: 42", 42)
