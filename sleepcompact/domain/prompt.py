@@ -173,6 +173,8 @@ def _bounded(lines: list[str], count: Callable[[str], int], budget: int) -> list
         budget = int(budget * 0.9)  # clipping notes and token boundaries cost a little; aim lower
     # Too many messages even at a tiny cap: leave out a middle run, which the archive still holds.
     keep = max(2, budget // 64)
+    if len(clipped) <= keep:
+        return clipped  # nothing in the middle to leave out: each line is already at the smallest cap
     note = f"[... {len(clipped) - keep} messages left out of the middle here; the originals are archived ...]"
     return [*clipped[: keep // 2], note, *clipped[len(clipped) - (keep - keep // 2) :]]
 

@@ -369,6 +369,15 @@ def test_build_prompt_leaves_out_a_middle_run_when_there_are_too_many_messages()
     assert "[seq 1] user:" in prompt.user and f"[seq {rows[-1].seq}] assistant:" in prompt.user
 
 
+def test_build_prompt_never_repeats_a_message_when_there_is_no_middle_to_leave_out() -> None:
+    # A tokenizer that makes even a clipped message too big: there is nothing to leave out, so the one
+    # message goes as clipped, once, with no note counting a negative number of messages.
+    rows = rows_of([{"role": "user", "content": "Deploy build 4512 to staging. " * 200}])
+    prompt = build_prompt(SummaryInput(rows, None, 500), count=lambda t: len(t) * 10, max_input_tokens=300)
+    assert prompt.user.count("[seq 1] user:") == 1
+    assert "left out of the middle" not in prompt.user and "clipped from the middle" in prompt.user
+
+
 # -- injection flags ----------------------------------------------------------------------------------------
 
 RED_TEAM = [
