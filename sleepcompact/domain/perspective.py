@@ -160,7 +160,6 @@ class _Rewriter:
         self.performed = False  # a performative verb was put in the past ("recommended")
         self.opens_sentence = True  # the next word is the first of a sentence
 
-
     def boundary(self, separator: str) -> None:
         """Text between two words: punctuation ends a clause (and any pending agreement)."""
         if separator.strip(" "):

@@ -7,8 +7,6 @@ UTC whatever the machine's zone.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -82,16 +80,7 @@ def test_a_record_becomes_plain_json() -> None:
     ]
 
 
-@pytest.fixture
-def _machine_in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.mark.usefixtures("_machine_in_tokyo")
+@pytest.mark.usefixtures("host_in_tokyo")
 @pytest.mark.parametrize(
     ("given", "utc"),
     [

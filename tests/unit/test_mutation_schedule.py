@@ -6,26 +6,12 @@ and whatever the time zone of the host; a conversation is due exactly when the r
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
-
-import pytest
 
 from sleepcompact.domain.schedule import idle_key, night_of, not_due_tonight, request_key
 
 NEW_YORK = ZoneInfo("America/New_York")
-
-
-@pytest.fixture
-def host_in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The process's local time zone set to UTC+9 (a worker on a host not set to UTC)."""
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def test_a_sweep_seconds_after_the_sweep_time_starts_the_night_on_the_minute() -> None:
