@@ -7,14 +7,14 @@ it is, at ~1,590 tokens), is scaled down (aspect ratio kept) before the model se
 header (PNG, JPEG, GIF, WebP), read from the base64 data without decoding the whole image; an image
 given by URL or file id, or one whose header cannot be read, is counted at the cap.
 
-A PDF is counted by its pages (each page travels as an image and its extracted text: the provider
-quotes 1,500 to 3,000 text tokens per page besides the image, so a page is counted at 3,000); a plain
-text document by its text; any other file (an OpenAI ``file`` part that is neither: a spreadsheet, a
-document by id) by its decoded size as if it were text, 4 bytes a token, and 3,000 when it has no
-inline bytes. OpenAI's ``input_audio`` is counted by its size: audio costs about ten
-tokens a second, and a second of 128 kbps MP3 (the densest common format) is 16,000 bytes, so one
-token per 1,600 bytes (WAV is over-counted, never under-counted). Limits per request: 100 images or
-documents (audio counts too), 32 MB.
+A PDF is counted by its pages (each page travels as an image and its extracted text: the provider quotes 1,500
+to 3,000 text tokens per page besides the image, so a page is counted at 3,000); a plain text document by its
+text; a document of its own content by its text and each of its images; any other file (an OpenAI ``file``
+part that is neither: a spreadsheet, a document by id) by its decoded size as if it were text, 4 bytes a
+token, and 3,000 when it has no inline bytes. OpenAI's ``input_audio`` is counted by its size: audio costs
+about ten tokens a second, and a second of 128 kbps MP3 (the densest common format) is 16,000 bytes, so one
+token per 1,600 bytes (WAV is over-counted, never under-counted). Limits per request: 100 images or documents
+(audio counts too), 32 MB.
 """
 
 from __future__ import annotations
@@ -47,9 +47,17 @@ def is_attachment(block: Mapping[str, Any]) -> bool:
 
 
 def _decoded(data: Any, limit: int | None) -> bytes:
+    """The first ``limit`` bytes (all when None) of base64 ``data``, wrapped in lines or not."""
     if not isinstance(data, str):
         return b""
-    text = data if limit is None else data[: (limit // 3 + 1) * 4]
+    quads = None if limit is None else (limit // 3 + 1) * 4
+    # MIME wraps base64 every 76 characters: the line breaks are dropped before the head is cut, or a
+    # cut that counted them would end inside a quad and the whole head would fail to decode. Twice the
+    # head is more than any wrapping adds to it, so a megabyte image is not copied whole.
+    text = data if quads is None else data[: 2 * quads]
+    if any(c in text for c in " \t\r\n"):
+        text = "".join(text.split())
+    text = text if quads is None else text[:quads]
     try:
         return base64.b64decode(text + "=" * (-len(text) % 4), validate=False)
     except (binascii.Error, ValueError):
@@ -84,10 +92,13 @@ def _webp_size(head: bytes) -> tuple[int, int] | None:
 
 def _jpeg_size(head: bytes) -> tuple[int, int] | None:
     i = 2
-    while i + 9 < len(head):
+    while i + 9 <= len(head):  # a frame header's size ends 9 bytes after its marker
         if head[i] != 0xFF:
             return None
         marker = head[i + 1]
+        if marker == 0xFF:  # a fill byte: any number of them may come before a marker
+            i += 1
+            continue
         if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
             i += 2
             continue
@@ -124,13 +135,23 @@ def attachment_tokens(block: Mapping[str, Any], count: Callable[[str], int]) -> 
         return image_tokens_for(*size) if size else IMAGE_TOKEN_CAP
     if kind == "text":
         return count(str(source.get("data", "")))
-    if kind == "content" and isinstance(source.get("content"), list):
-        text = " ".join(str(b.get("text", "")) for b in source["content"] if isinstance(b, Mapping))
-        return count(text)
+    if kind == "content":
+        return _content_tokens(source.get("content"), count)
     if kind == "base64":
         pages = len(_PDF_PAGE.findall(_decoded(source.get("data"), None)))
         return PDF_PAGE_TOKENS * max(1, pages)
     return PDF_PAGE_TOKENS
+
+
+def _content_tokens(content: Any, count: Callable[[str], int]) -> int:
+    """A document of its own content: a string, or text and image blocks (each image at its own cost)."""
+    if isinstance(content, str):
+        return count(content)
+    if not isinstance(content, list):
+        return PDF_PAGE_TOKENS
+    blocks = [b for b in content if isinstance(b, Mapping)]
+    text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") != "image")
+    return count(text) + sum(attachment_tokens(b, count) for b in blocks if b.get("type") == "image")
 
 
 def attachment_bytes(block: Mapping[str, Any]) -> int:
