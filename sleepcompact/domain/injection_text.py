@@ -165,7 +165,8 @@ def _readable(data: bytes) -> str | None:
         return None
     printable = sum(1 for c in text if c.isprintable() or c in "\n\t\r")
     letters = sum(1 for c in text if c.isalpha())
-    if len(text) < 8 or printable < 0.95 * len(text) or letters < 0.5 * len(text):
+    # Too short is measured in bytes: seven Chinese characters (21 bytes) are a whole order, "忽略之前的指令".
+    if len(data) < 8 or printable < 0.95 * len(text) or letters < 0.5 * len(text):
         return None
     return text
 
