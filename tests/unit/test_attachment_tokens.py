@@ -167,3 +167,26 @@ def test_a_document_whose_source_has_no_known_kind_costs_one_page_whatever_it_ca
     }
     assert attachment_tokens(untyped, words) == PDF_PAGE_TOKENS
     assert attachment_tokens(by_url, words) == PDF_PAGE_TOKENS
+
+
+def test_a_file_part_adds_its_data_and_name_to_the_request_bytes_not_its_type() -> None:
+    # The part's own "type" is counted with the rest of the JSON, not as the file's bytes.
+    data = data_url(CSV)
+    assert attachment_bytes(input_file_part(CSV)) == len(data) + len("steps.csv")
+    assert attachment_bytes(file_part(CSV)) == attachment_bytes(input_file_part(CSV))
+
+
+def test_a_file_of_a_few_bytes_costs_one_token() -> None:
+    assert attachment_tokens(file_part(b"hi!"), words) == 1  # "aGkh": 4 characters, 3 bytes
+
+
+def test_a_content_document_block_without_text_adds_no_text() -> None:
+    doc = {
+        "type": "document",
+        "source": {
+            "type": "content",
+            "content": [{"type": "text", "text": "see the chart"}, {"type": "text"}],
+        },
+    }
+    assert attachment_tokens(doc, characters) == len("see the chart ")
+    assert attachment_tokens(doc, words) == 3

@@ -339,3 +339,14 @@ def test_a_big_image_wrapped_in_76_column_lines_is_read_from_its_header() -> Non
     ):
         assert wrapped.count("\n") > 2_000
         assert tokens(wrapped, "image/png") == 640  # 480,000 / 750
+
+
+def test_a_jpeg_wrapped_in_lines_is_read_past_its_first_line() -> None:
+    # The frame header sits after camera metadata, many 76-character lines into the base64.
+    wrapped = base64.encodebytes(jpeg_file(1024, 768, before_frame=segment(0xE1, bytes(2_000)))).decode()
+    assert wrapped.index("\n") < 100 and wrapped.count("\n") > 20
+    assert tokens(wrapped, "image/jpeg") == 1049
+
+
+def test_base64_pasted_with_a_trailing_full_stop_is_read() -> None:
+    assert tokens(base64.b64encode(png_file(64, 48)).decode() + ".", "image/png") == 5
