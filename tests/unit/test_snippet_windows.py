@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sleepcompact.domain.search_query import DayMention, day_mentions, parse_query, snippet
+from sleepcompact.domain.search_query import DayMention, Term, day_mentions, parse_query, snippet
 
 ALPHA = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike"
 NOVEMBER = "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
@@ -103,3 +103,36 @@ def test_a_day_named_with_a_year_is_that_day_of_that_year_and_without_one_that_d
     text: str, day: DayMention, rest: str
 ) -> None:
     assert day_mentions(text) == ((day,), rest)
+
+
+def test_a_hit_at_the_very_start_of_the_text_is_shown_from_the_text_start_without_a_mark() -> None:
+    text = f"invoice paid {ALPHA}"
+    assert snippet(text, parse_query("invoice"), width=40) == "invoice paid alpha bravo charlie delta…"
+
+
+def test_a_hit_near_the_end_fills_the_width_back_from_the_text_end_without_a_mark() -> None:
+    # Centred on "invoice" the window would run past the end: it is moved back to end there instead.
+    text = f"{ALPHA} the invoice was paid"
+    assert snippet(text, parse_query("invoice"), width=40) == "…kilo lima mike the invoice was paid"
+
+
+def test_a_window_starting_one_character_into_a_long_first_word_is_marked_as_cut() -> None:
+    # Centring "needle" leaves the window starting at the second "a": no word break follows within 20
+    # characters, so the snippet starts there, marked.
+    text = "a" * 30 + " needle " + "filler words here " * 10
+    assert snippet(text, parse_query("needle"), width=66) == (
+        "…" + "a" * 29 + " needle filler words here filler…"
+    )
+
+
+def test_the_default_width_is_240_characters() -> None:
+    words = " ".join(["word"] * 48)  # 239 characters
+    assert snippet(words + " x", parse_query("zebra")) == words + "…"
+    assert snippet(words + "s", parse_query("zebra")) == words + "s"  # exactly 240: whole
+
+
+def test_a_snippet_can_be_asked_for_with_terms_as_well_as_with_a_parsed_query() -> None:
+    text = f"{ALPHA} the invoice was paid {NOVEMBER}"
+    terms = (Term(("invoic",)), Term(("paid",)))
+    assert snippet(text, terms, width=40) == snippet(text, parse_query("invoice paid"), width=40)
+    assert snippet(text, terms, width=40) == "…mike the invoice was paid november…"
