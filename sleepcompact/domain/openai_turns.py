@@ -8,8 +8,10 @@ cached rendering convert only the turns it has not converted before.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from sleepcompact.domain.attachments import is_attachment
 from sleepcompact.domain.blocks import EMPTY_RESULT
 from sleepcompact.domain.messages import content_text
 
@@ -36,12 +38,19 @@ def openai_turn(msg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def flatten(content: Any) -> str:
-    """A tool result's content as text (a string, or the text of its blocks)."""
+    """A tool result's content as text (a string, or the text of its blocks). An image or document
+    in it cannot travel as text, so it is named instead: a model told the tool returned nothing
+    would act on a falsehood (OpenAI's tool messages carry text parts only)."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return content_text(content)
-    return ""
+    if not isinstance(content, list):
+        return ""
+    notes = [
+        f"[{b.get('type')} omitted: this result travels as text]"
+        for b in content
+        if isinstance(b, Mapping) and is_attachment(b)
+    ]
+    return "\n".join(t for t in (content_text(content), *notes) if t)
 
 
 def _openai_assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
