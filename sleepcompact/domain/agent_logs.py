@@ -185,18 +185,27 @@ def _ai(data: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(content, list):
         content = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == "tool_use")]
     msg: dict[str, Any] = {"role": "assistant", "content": content or None}
-    calls = [
-        {
-            "id": c.get("id"),
-            "type": "function",
-            "function": {
-                "name": c.get("name"),
-                "arguments": json.dumps(c.get("args", {}), ensure_ascii=False),
-            },
-        }
-        for c in data.get("tool_calls") or []
-        if isinstance(c, Mapping)
-    ]
+    valid = [c for c in data.get("tool_calls") or [] if isinstance(c, Mapping)]
+    invalid = [c for c in data.get("invalid_tool_calls") or [] if isinstance(c, Mapping)]
+    calls = [_call(c.get("id"), c.get("name"), c.get("args", {})) for c in valid]
+    # A call whose arguments did not parse is still a call when it has an id: LangChain's agents answer
+    # it with an error ToolMessage (naming it "unknown" when it has no name) and send it to the
+    # provider. Its raw arguments are no JSON object, so the call goes out with none, and the model's
+    # text keeps what it wrote: nothing it sent is lost.
+    calls += [_call(c["id"], c.get("name") or "unknown", {}) for c in invalid if c.get("id")]
+    if invalid:
+        blocks = content if isinstance(content, list) else _blocks(content)
+        notes = [_malformed(c) for c in invalid]
+        msg["content"] = [*blocks, *({"type": "text", "text": n} for n in notes)]
     if calls:
         msg["tool_calls"] = calls
     return msg
+
+
+def _malformed(call: Mapping[str, Any]) -> str:
+    return f"[malformed arguments for {call.get('name') or 'unknown'}: {call.get('args') or ''}]"
+
+
+def _call(call_id: Any, name: Any, args: Any) -> dict[str, Any]:
+    arguments = json.dumps(args, ensure_ascii=False)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}

@@ -35,6 +35,7 @@ import pytest
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, function_tool, set_tracing_disabled
 from agents.usage import Usage
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, messages_to_dict
+from langchain_core.messages.tool import invalid_tool_call
 from openai.types.responses import ResponseFunctionToolCall as Call
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText, ResponseReasoningItem
 from openai.types.responses.response_reasoning_item import Summary
@@ -126,6 +127,39 @@ def test_a_langchain_result_without_its_call_writes_nothing(memory: Memory, db_s
     _import_valid(memory, _langchain_log())
     error = _assert_rejected_whole(memory, _langchain_log(orphan_result=True), db_snapshot)
     assert "call_7" in str(error)
+
+
+def test_a_langchain_call_whose_arguments_did_not_parse_imports_answered_by_its_error(memory: Memory) -> None:
+    # An OpenAI model cut off mid-arguments: langchain_core keeps the call in ``invalid_tool_calls``,
+    # LangChain's agent answers it with an error ToolMessage, and the model tries again.
+    bad = invalid_tool_call(
+        name="get_weather", args='{"city": "Par', id="call_9", error="Unterminated string"
+    )
+    error = (
+        "Tool call get_weather with id call_9 could not be executed - arguments were malformed or truncated."
+    )
+    messages = [
+        HumanMessage("Weather in Paris?"),
+        AIMessage("", invalid_tool_calls=[bad]),
+        ToolMessage(error, tool_call_id="call_9", status="error"),
+        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_10"}]),
+        ToolMessage("Sunny, 24C", tool_call_id="call_10"),
+        AIMessage("Sunny in Paris."),
+        HumanMessage("And tomorrow?"),
+        AIMessage("", invalid_tool_calls=[{**bad, "id": "call_11"}]),  # left unanswered: the user spoke
+        HumanMessage("Never mind."),
+    ]
+    cid, _ = _import_valid(memory, json.dumps(messages_to_dict(messages)).encode())
+    openai = memory.context(cid, fmt="openai").messages
+    calls = [c for m in openai for c in m.get("tool_calls") or []]
+    assert [(c["id"], c["function"]["arguments"]) for c in calls] == [
+        ("call_9", "{}"),
+        ("call_10", '{"city": "Paris"}'),
+        ("call_11", "{}"),
+    ]
+    assert [m["content"] for m in openai if m["role"] == "tool"][:2] == [error, "Sunny, 24C"]
+    said = [m["content"] for m in openai if m["role"] == "assistant"]
+    assert '[malformed arguments for get_weather: {"city": "Par]' in said[0]
 
 
 # -- OpenAI Agents SDK -------------------------------------------------------------------------------

@@ -130,3 +130,54 @@ def test_tool_calls_that_are_not_objects_are_ignored() -> None:
 def test_a_chat_message_without_a_role_keeps_a_null_role() -> None:
     (found,) = langchain_messages([item("chat", "x")])
     assert found.data == {"role": None, "content": "x"}
+
+
+def test_a_call_whose_arguments_did_not_parse_is_a_call_with_none_and_its_text_is_kept() -> None:
+    # What an OpenAI model wrote when max_tokens cut its arguments short: LangChain keeps it in
+    # ``invalid_tool_calls``, and its agents answer it with an error ToolMessage.
+    broken = {"name": "get_weather", "args": '{"city": "Par', "id": "call_9", "error": "Unterminated"}
+    items = [
+        item("ai", "Checking.", tool_calls=[], invalid_tool_calls=[{**broken, "type": "invalid_tool_call"}]),
+        item("tool", "Tool call get_weather with id call_9 could not be executed", tool_call_id="call_9"),
+    ]
+    assert [m.data for m in langchain_messages(items)] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "text", "text": '[malformed arguments for get_weather: {"city": "Par]'},
+            ],
+            "tool_calls": [fn("call_9", "{}")],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_9",
+            "content": "Tool call get_weather with id call_9 could not be executed",
+        },
+    ]
+
+
+def test_a_malformed_call_without_an_id_or_a_name_is_kept_as_text_only() -> None:
+    nameless = {
+        "name": None,
+        "args": "{'city': Rome}",
+        "id": None,
+        "error": None,
+        "type": "invalid_tool_call",
+    }
+    valid = call("call_1", {"city": "Oslo"})
+    (message,) = langchain_messages([item("ai", "", tool_calls=[valid], invalid_tool_calls=[nameless])])
+    assert message.data == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "[malformed arguments for unknown: {'city': Rome}]"}],
+        "tool_calls": [fn("call_1", '{"city": "Oslo"}')],
+    }
+
+
+def test_a_malformed_call_with_an_id_but_no_name_is_called_unknown_as_langchain_answers_it() -> None:
+    broken = {"name": "", "args": "", "id": "call_3", "error": None, "type": "invalid_tool_call"}
+    (message,) = langchain_messages([item("ai", [], tool_calls=[], invalid_tool_calls=[broken])])
+    assert message.data["content"] == [{"type": "text", "text": "[malformed arguments for unknown: ]"}]
+    assert message.data["tool_calls"] == [
+        {"id": "call_3", "type": "function", "function": {"name": "unknown", "arguments": "{}"}}
+    ]
