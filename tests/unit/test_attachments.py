@@ -365,3 +365,16 @@ def test_screenshots_inside_tool_results_are_counted_and_weighed_by_their_base64
     exact = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
     assert attachments == 2
     assert abs(estimate - exact) <= exact * 0.01
+
+
+@given(JSON_TEXT)
+def test_a_string_is_weighed_as_exactly_its_serialized_utf8_bytes(text: str) -> None:
+    # The quotes, escaped characters and multi-byte characters all count, so a string is never under-weighed.
+    assert request_weight(text) == (0, len(json.dumps(text, ensure_ascii=False).encode("utf-8")))
+
+
+def test_strings_are_weighed_by_their_utf8_bytes_and_quotes() -> None:
+    assert request_weight("") == (0, 2)
+    assert request_weight("hello") == (0, 7)
+    assert request_weight("héllo ☃") == (0, 12)  # é is 2 bytes, ☃ is 3
+    assert request_weight('say "hi"\n') == (0, 14)  # each quote and the newline escape to 2 bytes
