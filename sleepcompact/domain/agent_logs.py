@@ -78,8 +78,8 @@ def claude_code(rows: list[tuple[int, dict[str, Any]]]) -> tuple[list[Located], 
         assert isinstance(message, Mapping)
         data = {"role": message.get("role", kind), "content": message.get("content")}
         msg_id = message.get("id") if kind == "assistant" else None
-        if msg_id and msg_id == last_id and out and isinstance(data["content"], list):
-            out[-1].data["content"] = [*_blocks(out[-1].data["content"]), *data["content"]]
+        if msg_id and msg_id == last_id and out:
+            out[-1].data["content"] = [*_blocks(out[-1].data["content"]), *_blocks(data["content"])]
         else:
             out.append(Located(data, f"line {line}", line, source_time(row.get("timestamp"))))
         last_id = msg_id

@@ -174,6 +174,12 @@ def test_a_streamed_message_that_began_empty_gains_no_empty_block(first: Any) ->
     assert [m.data["content"] for m in out] == [[use("t1")]]
 
 
+def test_a_later_streamed_record_holding_a_string_joins_as_a_text_block() -> None:
+    records = [assistant("msg_A", [use("t1")]), assistant("msg_A", "Done."), assistant("msg_A", "")]
+    out, _, _ = claude_code(numbered(*records))
+    assert [m.data["content"] for m in out] == [[use("t1"), text("Done.")]]
+
+
 def test_records_with_different_message_ids_stay_separate_messages() -> None:
     out, _, _ = claude_code(numbered(assistant("msg_A", [text("One.")]), assistant("msg_B", [text("Two.")])))
     assert [m.data["content"] for m in out] == [[text("One.")], [text("Two.")]]
