@@ -73,7 +73,7 @@ _META = re.compile(
 )
 # Words that introduce a quotation as an example ("phrases like", "the string", "attackers write").
 _FRAME = re.compile(
-    r"(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|strings?|payloads?|text|known\s+as"
+    r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|strings?|payloads?|text|known\s+as"
     r"|called|begins?\s+with|starts?\s+with|contain(?:s|ing)?|reads?|says?|said|wrote|writes?|write|quoted?"
     r"|example|as|of"
     # A quotation that names a message on a screen: 'the message "SYSTEM OVERRIDE ACTIVE" means ...'.

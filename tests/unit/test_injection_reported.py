@@ -67,3 +67,11 @@ def test_an_example_reaches_60_characters_past_such_as(source: str, reported: bo
 def test_a_bang_before_the_order_is_dropped_but_not_the_letters_before_it(run: str, reported: bool) -> None:
     # After "such as": a space and 59 characters reach the order (the "!" is dropped); 61 do not.
     assert _reported(_ARTICLE + f"Pages hide tokens such as {run}!{_ORDER}") is reported
+
+
+@pytest.mark.parametrize("word", ["Kansas", "Texas", "Dallas", "alias", "context", "Atlas"])
+def test_a_word_that_only_ends_like_a_frame_word_does_not_make_an_order_quoted(word: str) -> None:
+    # "as", "text" and "of" frame a quotation as whole words only: an order after "Kansas" is an order.
+    assert not _reported(f'The ticket from {word} "{_ORDER}"')
+    assert detect(f'The ticket from {word} "{_ORDER}"').flagged
+    assert _reported(f'The ticket read as "{_ORDER}"')
