@@ -190,13 +190,15 @@ def detail_tags(sentence: str) -> tuple[str, ...]:
     """``named``, ``dated`` and ``numeric``: what makes a statement concrete."""
     names = [m for m in _CAPITAL.findall(sentence) if m not in _NOT_NAMES and not m.isupper()]
     dated = _DATED_I.search(sentence) is not None
-    undated = _DATED_I.sub(" ", sentence)
+    # Titles go before dates: a title that is a date word ("Yesterday") removed first would leave its
+    # quote marks to pair with the next title's, hiding the count between them.
+    bare = _DATED_I.sub(" ", _QUOTED.sub(" ", sentence))
     tags = []
     if names or _QUOTED.search(sentence):
         tags.append("named")
     if dated:
         tags.append("dated")
-    if _NUMBER.search(_QUOTED.sub(" ", undated)):
+    if _NUMBER.search(bare):
         tags.append("numeric")
     return tuple(tags)
 
