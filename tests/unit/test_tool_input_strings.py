@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sleepcompact.domain.records import MessageRecord, input_strings, row_text
+from sleepcompact.domain.records import MessageRecord, call_input, input_strings, row_text
 from sleepcompact.domain.summary_items import schema_fields
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -19,14 +19,18 @@ NOW = datetime(2025, 1, 1, tzinfo=UTC)
 
 def tool_call(tool_input: dict[str, Any]) -> MessageRecord:
     use = {"type": "tool_use", "id": "call-1", "name": "edit", "input": tool_input}
+    return row("tool_call", [use])
+
+
+def row(kind: str, content: str | list[dict[str, Any]]) -> MessageRecord:
     return MessageRecord(
         id=1,
         conversation_id="conv-1",
         seq=1,
         part=0,
         role="assistant",
-        kind="tool_call",
-        content=[use],
+        kind=kind,
+        content=content,
         raw=None,
         tool_name="edit",
         tool_call_id="call-1",
@@ -97,3 +101,15 @@ def test_a_tool_calls_text_is_its_input_strings_one_a_line() -> None:
 def test_the_field_names_of_a_folded_tool_input_include_those_of_list_items() -> None:
     row = tool_call({"paths": ["src/b.py"], "edits": [{"old": "a", "new": "b"}], "n": 1})
     assert schema_fields([row]) == frozenset({"paths", "old", "new"})
+
+
+def test_a_calls_input_is_a_copy_and_only_a_tool_call_has_one() -> None:
+    row_ = tool_call({"path": "src/a.py"})
+    found = call_input(row_)
+    found["path"] = "elsewhere"
+    assert call_input(row_) == {"path": "src/a.py"}
+    # A server tool's block carries an input too, but the agent did not call it: not a tool call row.
+    server = {"type": "server_tool_use", "id": "srv-1", "name": "web_search", "input": {"query": "q"}}
+    assert call_input(row("message", [server])) == {}
+    assert call_input(row("message", "plain text")) == {}
+    assert call_input(row("tool_call", [])) == {}
