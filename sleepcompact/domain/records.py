@@ -230,7 +230,7 @@ def new_rows(
         summary = without_nul(summary) if summary else summary
         meta = {k: v for k, v in part.metadata.items() if k not in ("tool_summary", "include_in_history")}
         key = keys[i] if keys is not None else part.tool_call_id
-        name = part.tool_name if part.kind == "tool_call" else tool_names.get(key or "")
+        name = part.tool_name if part.kind == "tool_call" else (tool_names.get(key) if key else None)
         rows.append(
             NewMessage(
                 seq=first_seq + i,
