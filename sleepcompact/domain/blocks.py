@@ -43,6 +43,9 @@ def plain_blocks(content: Any, where: str) -> list[dict[str, Any]]:
             block = {"type": "text", "text": block}
         if not isinstance(block, Mapping) or "type" not in block:
             raise MalformedContent(f"{where}: block {i} is not an object with a 'type'")
+        if not isinstance(block["type"], str) or not block["type"]:
+            # Kept verbatim as an unknown block, it would only be refused by the provider, later.
+            raise MalformedContent(f"{where}: block {i} has a 'type' that is not a non-empty string")
         converted = _block(dict(block), where, i)
         if converted is not None:
             out.append(converted)
