@@ -205,3 +205,10 @@ def test_the_index_body_is_space_separated_words_and_snippets_stay_within_width(
     out = snippet(text, parse_query(query), width=width)
     assert len(out) <= width + 2
     assert out.strip("…") in " ".join(text.split())
+
+
+@pytest.mark.parametrize("tail", ["", " é"])  # the ASCII shortcut and the span-by-span path
+def test_a_word_of_200_characters_is_indexed_and_one_of_201_is_not(tail: str) -> None:
+    # A longer "word" is a blob (base64, minified code): no one searches for it by hand.
+    tokens = index_tokens("q" * 200 + " " + "r" * 201 + " ok" + tail)
+    assert tokens[:2] == ["q" * 200, "ok"]
