@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sleepcompact.domain.messages import normalize, part_tokens
+from sleepcompact.domain.messages import Content, normalize, part_tokens
 from sleepcompact.domain.records import MessageRecord
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -42,3 +42,32 @@ def rows_of(
                 )
             )
     return tuple(rows)
+
+
+def record(
+    seq: int,
+    role: str = "user",
+    kind: str = "message",
+    content: Content | None = None,
+    *,
+    tool_name: str | None = None,
+    tool_call_id: str | None = None,
+) -> MessageRecord:
+    """One live row of one token, as the store holds it; ``content`` defaults to "row SEQ"."""
+    return MessageRecord(
+        id=seq,
+        conversation_id="conv-1",
+        seq=seq,
+        part=0,
+        role=role,
+        kind=kind,
+        content=f"row {seq}" if content is None else content,
+        raw=None,
+        tool_name=tool_name,
+        tool_call_id=tool_call_id,
+        token_count=1,
+        state="live",
+        live_content=None,
+        live_tokens=1,
+        created_at=NOW,
+    )

@@ -13,7 +13,6 @@ is what the user reads: each is compared in full.
 
 from __future__ import annotations
 
-import base64
 import math
 from typing import Any
 
@@ -28,10 +27,7 @@ from sleepcompact.domain.blocks import (
     tool_call_id,
 )
 from sleepcompact.domain.errors import MalformedContent
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+from tests.support.documents import b64, pdf_document, text_document
 
 
 def _refusal(content: Any, where: str = "message 4") -> str:
@@ -298,18 +294,7 @@ def test_an_image_part_without_a_url_is_refused_by_name(block: dict[str, Any], m
 
 # --- file parts -----------------------------------------------------------------------------------
 
-PDF_BYTES = _b64(b"%PDF-1.7")
-
-
-def _pdf(payload: str) -> dict[str, Any]:
-    return {
-        "type": "document",
-        "source": {"type": "base64", "media_type": "application/pdf", "data": payload},
-    }
-
-
-def _text_document(text: str) -> dict[str, Any]:
-    return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+PDF_BYTES = b64(b"%PDF-1.7")
 
 
 @pytest.mark.parametrize(
@@ -317,11 +302,11 @@ def _text_document(text: str) -> dict[str, Any]:
     [
         (
             {"type": "file", "file": {"file_data": "data:application/pdf;base64," + PDF_BYTES}},
-            _pdf(PDF_BYTES),
+            pdf_document(PDF_BYTES),
         ),
         (
             {"type": "input_file", "file_data": "data:application/pdf;base64," + PDF_BYTES, "filename": "a"},
-            _pdf(PDF_BYTES),
+            pdf_document(PDF_BYTES),
         ),
         # the file object wins over a file_data on the part itself
         (
@@ -330,24 +315,24 @@ def _text_document(text: str) -> dict[str, Any]:
                 "file": {"file_data": "data:application/pdf;base64,QQ=="},
                 "file_data": "data:application/pdf;base64,Qg==",
             },
-            _pdf("QQ=="),
+            pdf_document("QQ=="),
         ),
         # a file that is not an object: the part's own file_data is read
         (
             {"type": "input_file", "file": "file-1", "file_data": "data:application/pdf;base64,QQ=="},
-            _pdf("QQ=="),
+            pdf_document("QQ=="),
         ),
         (
             {"type": "file", "file": {"file_data": "data:application/pdf;base64,QQ==;base64,Qg=="}},
-            _pdf("QQ==;base64,Qg=="),
+            pdf_document("QQ==;base64,Qg=="),
         ),
         (
-            {"type": "input_file", "file_data": "data:text/markdown;base64," + _b64("# Été\n".encode())},
-            _text_document("# Été\n"),
+            {"type": "input_file", "file_data": "data:text/markdown;base64," + b64("# Été\n".encode())},
+            text_document("# Été\n"),
         ),
         (
             {"type": "file", "file": {"file_data": "data:text/plain;base64,"}},
-            _text_document(""),
+            text_document(""),
         ),
     ],
 )
@@ -378,7 +363,7 @@ def test_a_file_part_with_inline_pdf_or_text_becomes_a_document(
         {"type": "file", "file": {"file_data": "data:text/plain;base64,aGk=!"}},
         {"type": "file", "file": {"file_data": "data:text/plain;base64,a Gk="}},
         {"type": "file", "file": {"file_data": "data:text/plain;base64,aGk"}},
-        {"type": "file", "file": {"file_data": "data:text/plain;base64," + _b64(b"caf\xe9")}},
+        {"type": "file", "file": {"file_data": "data:text/plain;base64," + b64(b"caf\xe9")}},
     ],
 )
 def test_any_other_file_part_is_kept_verbatim(block: dict[str, Any]) -> None:

@@ -8,22 +8,18 @@ file id, another media type, bytes that are not UTF-8 or not base64) is kept exa
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import pytest
 
 from sleepcompact.domain.blocks import plain_blocks
 from sleepcompact.domain.errors import MalformedContent
+from tests.support.documents import b64, pdf_document, text_document
 
 
 def _one(block: dict[str, Any]) -> dict[str, Any]:
     (stored,) = plain_blocks([block], "message 0")
     return stored
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def _url_image(url: str) -> dict[str, Any]:
@@ -89,42 +85,31 @@ def test_the_refusal_names_the_blocks_position() -> None:
     assert str(raised.value) == "message 3: image_url block 1 has no url"
 
 
-def _pdf(payload: str) -> dict[str, Any]:
-    return {
-        "type": "document",
-        "source": {"type": "base64", "media_type": "application/pdf", "data": payload},
-    }
-
-
-def _text_document(text: str) -> dict[str, Any]:
-    return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
-
-
-PDF = "data:application/pdf;base64," + _b64(b"%PDF-1.7")
+PDF = "data:application/pdf;base64," + b64(b"%PDF-1.7")
 
 
 @pytest.mark.parametrize(
     ("block", "stored"),
     [
-        ({"type": "file", "file": {"file_data": PDF, "filename": "a.pdf"}}, _pdf(_b64(b"%PDF-1.7"))),
+        ({"type": "file", "file": {"file_data": PDF, "filename": "a.pdf"}}, pdf_document(b64(b"%PDF-1.7"))),
         # the Responses API puts file_data on the part itself
-        ({"type": "input_file", "file_data": PDF, "filename": "a.pdf"}, _pdf(_b64(b"%PDF-1.7"))),
+        ({"type": "input_file", "file_data": PDF, "filename": "a.pdf"}, pdf_document(b64(b"%PDF-1.7"))),
         # a PDF's payload is everything after the first marker, passed on unchecked
         (
             {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBE;base64,Rg=="}},
-            _pdf("JVBE;base64,Rg=="),
+            pdf_document("JVBE;base64,Rg=="),
         ),
         (
             {
                 "type": "file",
-                "file": {"file_data": "data:text/plain;base64," + _b64("naïve — ok\n".encode())},
+                "file": {"file_data": "data:text/plain;base64," + b64("naïve — ok\n".encode())},
             },
-            _text_document("naïve — ok\n"),
+            text_document("naïve — ok\n"),
         ),
         # any text/* type, with parameters, is stored as plain text
         (
-            {"type": "input_file", "file_data": "data:text/csv;charset=utf-8;base64," + _b64(b"a,b\n1,2\n")},
-            _text_document("a,b\n1,2\n"),
+            {"type": "input_file", "file_data": "data:text/csv;charset=utf-8;base64," + b64(b"a,b\n1,2\n")},
+            text_document("a,b\n1,2\n"),
         ),
     ],
 )
@@ -151,7 +136,7 @@ def test_a_file_part_with_inline_bytes_becomes_a_document(
         # text that is not valid base64 (even with the junk dropped it would decode) or not UTF-8
         {"type": "file", "file": {"file_data": "data:text/plain;base64,aGVsbG8=!"}},
         {"type": "file", "file": {"file_data": "data:text/plain;base64,aGVs bG8="}},
-        {"type": "file", "file": {"file_data": "data:text/plain;base64," + _b64(b"\xff\xfe\x00")}},
+        {"type": "file", "file": {"file_data": "data:text/plain;base64," + b64(b"\xff\xfe\x00")}},
     ],
 )
 def test_any_other_file_part_is_kept_exactly_as_sent(block: dict[str, Any]) -> None:

@@ -21,7 +21,6 @@ values, any other row as its content's text.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -35,8 +34,7 @@ from sleepcompact.domain.records import (
     row_text,
     tool_names,
 )
-
-NOW = datetime(2025, 1, 1, tzinfo=UTC)
+from tests.support.rows import record
 
 
 def chars(text: str) -> int:
@@ -322,34 +320,6 @@ def test_a_results_content_is_stored_as_given_even_with_a_key() -> None:
 
 
 # -- rows as stored ------------------------------------------------------------------------------------
-
-
-def record(
-    seq: int,
-    role: str = "user",
-    kind: str = "message",
-    content: str | list[dict[str, Any]] = "",
-    *,
-    tool_name: str | None = None,
-    tool_call_id: str | None = None,
-) -> MessageRecord:
-    return MessageRecord(
-        id=seq,
-        conversation_id="conv-1",
-        seq=seq,
-        part=0,
-        role=role,
-        kind=kind,
-        content=content or f"row {seq}",
-        raw=None,
-        tool_name=tool_name,
-        tool_call_id=tool_call_id,
-        token_count=1,
-        state="live",
-        live_content=None,
-        live_tokens=1,
-        created_at=NOW,
-    )
 
 
 def seqs(rows: list[MessageRecord]) -> list[int]:

@@ -8,13 +8,11 @@ booleans and nulls left out. A bare string or list given as the input has no fie
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from sleepcompact.domain.records import MessageRecord, call_input, input_strings, row_text
 from sleepcompact.domain.summary_items import schema_fields
-
-NOW = datetime(2025, 1, 1, tzinfo=UTC)
+from tests.support.rows import record
 
 
 def tool_call(tool_input: dict[str, Any]) -> MessageRecord:
@@ -23,23 +21,7 @@ def tool_call(tool_input: dict[str, Any]) -> MessageRecord:
 
 
 def row(kind: str, content: str | list[dict[str, Any]]) -> MessageRecord:
-    return MessageRecord(
-        id=1,
-        conversation_id="conv-1",
-        seq=1,
-        part=0,
-        role="assistant",
-        kind=kind,
-        content=content,
-        raw=None,
-        tool_name="edit",
-        tool_call_id="call-1",
-        token_count=10,
-        state="live",
-        live_content=None,
-        live_tokens=10,
-        created_at=NOW,
-    )
+    return record(1, "assistant", kind, content, tool_name="edit", tool_call_id="call-1")
 
 
 def test_fields_are_read_in_sorted_order_each_with_its_own_name() -> None:
