@@ -4,7 +4,7 @@ is asked for a narrative that leaves room for it."""
 
 from __future__ import annotations
 
-from sleepcompact.domain.prompt import SummaryInput, prepared_prompt
+from sleepcompact.domain.prompt import PROMPT_INPUT_LIMIT, SummaryInput, prepared_prompt
 from tests.support.rows import record
 
 
@@ -50,3 +50,13 @@ def test_the_narrative_is_asked_for_what_the_ledger_leaves_of_the_cap() -> None:
     narrative, prompt, ledger = prepared_prompt(SummaryInput(_NEXT, _previous_summary(), 500), _count)
     assert narrative.max_tokens == 500 - _count(ledger) - 2
     assert f"Stay under {narrative.max_tokens} tokens." in prompt.system
+
+
+def test_a_transcript_over_the_input_limit_is_clipped_middle_out() -> None:
+    # One pasted log of 200,000 words: the prompt carries its head and tail within the input limit.
+    log = " ".join(f"line{i}" for i in range(200_000))
+    rows = (*_FIRST, record(3, "user", "message", f"Here is the log: {log}"))
+    _, prompt, _ = prepared_prompt(SummaryInput(rows, None, 500), _count)
+    assert _count(prompt.user) <= PROMPT_INPUT_LIMIT
+    assert "tokens clipped from the middle here; the original is archived" in prompt.user
+    assert "line0 line1 " in prompt.user and " line199998 line199999" in prompt.user
