@@ -44,13 +44,40 @@ def test_a_message_exactly_at_the_cap_stays_whole() -> None:
     assert _clipped(lines) == [9028 - 1504]
 
 
-def test_too_many_messages_for_the_smallest_cap_leave_a_middle_run_out() -> None:
+@pytest.mark.parametrize(("max_input_tokens", "first", "last"), [(2000, 3, 3), (2047, 3, 4)])
+def test_too_many_messages_for_the_smallest_cap_leave_a_middle_run_out(
+    max_input_tokens: int, first: int, last: int
+) -> None:
     rows = tuple(record(seq, "user", "message", "x" * 186) for seq in range(10, 30))  # 201 characters each
-    lines = _transcript(rows, 2000)
+    lines = _transcript(rows, max_input_tokens)
     # Even at the smallest cap, 32 tokens a message, twenty clipped messages overrun the budget after
-    # eight rounds of aiming lower: six stay, clipped to 32, three either side of a note.
-    assert _clipped(lines) == [201 - 32] * 6
-    assert [line for line in lines if line.startswith("[seq ")] == [
-        f"[seq {seq}] user:" for seq in (10, 11, 12, 27, 28, 29)
+    # eight rounds of aiming lower (1,000 becomes 429, 1,047 becomes 448). What is left keeps a message
+    # per 64 tokens of it, 6 or 7, clipped to 32, the older half either side of a note.
+    assert _clipped(lines) == [201 - 32] * (first + last)
+    kept = [*range(10, 10 + first), *range(30 - last, 30)]
+    assert [line for line in lines if line.startswith("[seq ")] == [f"[seq {seq}] user:" for seq in kept]
+    left_out = 20 - first - last
+    note = f"[... {left_out} messages left out of the middle here; the originals are archived ...]"
+    assert lines[3 * first] == note
+
+
+def test_a_clip_that_fills_the_budget_exactly_is_kept() -> None:
+    # Ten tokens a character: one 2,000-character message is 20,000 tokens; clipped to the budget of
+    # 8,310, its head, tail and note come to exactly 8,310, which fits, so it is not cut again.
+    rows = (record(1, "user", "message", "b" * 1986),)
+    prompt = build_prompt(SummaryInput(rows, None, 500), count=lambda t: 10 * len(t), max_input_tokens=9310)
+    body = prompt.user.split("messages=")[1].split("\n", 1)[1].split("\n</transcript>")[0]
+    assert 10 * len(body) == 8310
+    assert _clipped(body.split("\n")) == [20_000 - 8310]
+
+
+def test_six_messages_at_the_smallest_cap_all_stay() -> None:
+    # Six messages overrun the budget in every round (each clipping note costs more than the cut saves),
+    # but six is as many as the last round's budget keeps: all stay, clipped, none said to be left out.
+    rows = tuple(record(seq, "user", "message", "x" * 186) for seq in range(10, 16))
+    lines = _transcript(rows, 2000)
+    assert [line.split("]")[0] for line in lines if line.startswith("[seq ")] == [
+        f"[seq {s}" for s in range(10, 16)
     ]
-    assert lines[9] == "[... 14 messages left out of the middle here; the originals are archived ...]"
+    assert len(_clipped(lines)) == 6
+    assert not any("left out" in line for line in lines)
