@@ -71,7 +71,7 @@ def test_a_clip_that_fills_the_budget_exactly_is_kept() -> None:
     assert _clipped(body.split("\n")) == [20_000 - 8310]
 
 
-def test_six_messages_at_the_smallest_cap_all_stay() -> None:
+def test_six_messages_that_fit_no_cap_all_stay() -> None:
     # Six messages overrun the budget in every round (each clipping note costs more than the cut saves),
     # but six is as many as the last round's budget keeps: all stay, clipped, none said to be left out.
     rows = tuple(record(seq, "user", "message", "x" * 186) for seq in range(10, 16))
