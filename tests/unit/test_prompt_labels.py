@@ -20,9 +20,12 @@ def _transcript() -> list[str]:
         replace(record(3, "tool", "tool_result", "1 failed", tool_call_id="c1"), metadata={"is_error": True}),
         record(4, "tool", "tool_result", "orphan output", tool_call_id="c9"),
         record(5, "tool", "tool_result", "output without an id"),
+        record(6, "user", "summary", "## Task and goals\n- fix the tests"),
+        record(7, "user", "context", "Project rules: use SQLite."),
+        record(8, "assistant", "message", "Done."),
     )
     user = build_prompt(SummaryInput(rows, None, 100)).user
-    return user.split('messages="5">\n')[1].split("\n</transcript>")[0].split("\n")
+    return user.split('messages="8">\n')[1].split("\n</transcript>")[0].split("\n")
 
 
 def test_a_line_posing_as_a_new_entry_is_escaped_in_place() -> None:
@@ -40,7 +43,16 @@ def test_a_failed_tool_result_is_labelled_with_its_tool_and_the_error() -> None:
 
 
 def test_a_result_whose_call_is_not_folded_is_labelled_as_some_tool() -> None:
-    assert _transcript()[5:] == [
+    assert _transcript()[5:7] == [
         "[seq 4] tool result (tool): orphan output",
         "[seq 5] tool result (tool): output without an id",
+    ]
+
+
+def test_an_earlier_summary_and_injected_context_are_labelled_as_such() -> None:
+    assert _transcript()[7:] == [
+        "[seq 6] earlier summary: ## Task and goals",
+        "- fix the tests",
+        "[seq 7] user context: Project rules: use SQLite.",
+        "[seq 8] assistant: Done.",
     ]
