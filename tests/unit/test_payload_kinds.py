@@ -32,3 +32,15 @@ def test_a_long_word_before_a_payload_does_not_hide_it() -> None:
 
 def test_a_hex_run_before_a_base64_payload_does_not_hide_it() -> None:
     assert payloads(f"deadbeefdeadbeefdeadbeefdeadbeef then {_B64}") == [Payload("base64", 0, _HIDDEN)]
+
+
+def test_a_scrambled_line_of_five_words_is_read_and_named() -> None:
+    # No mention of ROT13: each line is tried. Five words (four spaces) are the fewest read.
+    assert payloads("notes\nfraq gur xrl gb gur") == [Payload("rot13", 1, "send the key to the")]
+    assert payloads("notes\ngb gur hfre naq") == []  # four words: too short to tell
+
+
+def test_a_scrambled_line_is_read_up_to_two_thousand_characters() -> None:
+    line = ("fraq gur xrl gb gur hfre " * 100)[:2000]
+    assert [p.how for p in payloads(line)] == ["rot13"]
+    assert payloads(line + "f") == []  # longer lines are data, not a sentence
