@@ -45,6 +45,8 @@ _IRREGULAR_PAST = _words(
     "spun stole stuck stung tore wept wound bit blew dug froze overcame forgave woke swung struck swept "
     "read put cut set let hit hurt quit shut spread cost burst cast"
 )
+# Present-tense verbs that end in -ed like a past form does ("I need" -> "Emily needs", not "need").
+_PRESENT_ED = _words("need feed bleed breed speed succeed proceed exceed heed weed seed shred embed")
 _THIRD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes", "be": "is"}
 _THIRD_NEG = {
     "don't": "doesn't",
@@ -96,7 +98,7 @@ def _conjugate(verb: str) -> str:
         return _match_case(verb, _THIRD[low])
     if low in _THIRD_NEG:
         return _match_case(verb, _THIRD_NEG[low])
-    if low in _KEEP or low in _IRREGULAR_PAST or low.endswith("ed") or "'" in low:
+    if low in _KEEP or low in _IRREGULAR_PAST or _past_ed(low) or "'" in low:
         return verb
     if low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
         return verb[:-1] + "ies"
@@ -105,17 +107,25 @@ def _conjugate(verb: str) -> str:
     return verb + "s"
 
 
+def _past_ed(low: str) -> bool:
+    """Whether a lower-case word ending in -ed reads as a past form ("finished", not "need")."""
+    return low.endswith("ed") and low not in _PRESENT_ED
+
+
 def _match_case(original: str, replacement: str) -> str:
     return replacement[:1].upper() + replacement[1:] if original[:1].isupper() else replacement
 
 
 def _possessive(name: str) -> str:
-    return f"{name}'" if name.endswith("s'") else f"{name}'s"
+    # A name given already ending in an apostrophe ("the Harris'") is read as a possessive form: it
+    # took a second one before ("the Harris''").
+    return name if name.endswith("'") else f"{name}'s"
 
 
 def _is_adverb(word: str) -> bool:
     low = word.casefold()
-    return low in _ADVERBS or (low.endswith("ly") and len(low) > 4 and low not in _NOT_ADVERBS)
+    # Four letters is the shortest -ly adverb ("idly"); the -ly verbs that short are listed ("rely").
+    return low in _ADVERBS or (low.endswith("ly") and len(low) >= 4 and low not in _NOT_ADVERBS)
 
 
 class _Rewriter:
@@ -126,7 +136,8 @@ class _Rewriter:
         self.invert = invert  # rewrites the auxiliary just written ("Do" -> "Does")
         group = f"{who.speaker} and others" if who.speaker_is_user else f"{who.speaker} and {who.addressee}"
         mine, yours = _possessive(who.speaker), _possessive(who.addressee)
-        ours = mine if who.speaker_is_user else "their"
+        # The assistant's "we" is the assistant and the user: "our" is "their", "ours" is "theirs".
+        our, ours = (mine, mine) if who.speaker_is_user else ("their", "theirs")
         self.table: dict[str, str] = {
             "i'm": f"{who.speaker} is",
             "i've": f"{who.speaker} has",
@@ -142,7 +153,7 @@ class _Rewriter:
             "we'll": f"{group} will",
             "we'd": f"{group} {{would}}",
             "us": group,
-            "our": ours,
+            "our": our,
             "ours": ours,
             "ourselves": "themselves",
             "you're": f"{who.addressee} is",
@@ -221,7 +232,7 @@ def _resolve_would(text: str) -> str:
 
     def pick(m: re.Match[str]) -> str:
         nxt = m.group(1).casefold()
-        had = nxt in ("been", "gone", "done", "seen", "had", "never", "already", "just") or nxt.endswith("ed")
+        had = nxt in ("been", "gone", "done", "seen", "had", "never", "already", "just") or _past_ed(nxt)
         return ("had " if had else "would ") + m.group(1)
 
     return re.sub(r"\{would\} (\w+)", pick, text).replace("{would}", "would")
