@@ -220,7 +220,8 @@ def _kind(body: str, *, assistant: bool, details: tuple[str, ...]) -> str:
     past = _PAST.search(body)
     if past and (past.group(1).casefold().endswith("ed") or past.group(1).casefold() in _PAST_FORMS):
         return "event"
-    if assistant and is_decision(body) and ("named" in details or not re.search(r"\bI'll\b", body)):
+    # "I'll ..." never gets here: _PLAN took it above, as a plan or an intention.
+    if assistant and is_decision(body):
         return "decision"
     # The assistant's statements about itself are its persona; about the user they are facts it noted.
     about = _ABOUT_YOU if assistant else _ABOUT_ME
