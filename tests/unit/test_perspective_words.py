@@ -174,3 +174,16 @@ def test_each_pronoun_and_contraction_the_rewriter_knows(said: str, who: Speaker
 )
 def test_where_you_is_a_subject_and_where_an_object(said: str, remembered: str) -> None:
     assert third_person(said, EMILY) == remembered
+
+
+@pytest.mark.parametrize(
+    ("said", "remembered"),
+    [
+        ("I sent the notes you and Sam asked for.", "Emily sent the notes the assistant and Sam asked for."),
+        ("I sent `a.md` you and Sam asked for.", "Emily sent `a.md` the assistant and Sam asked for."),
+        ('I read "Dune" you and Sam liked.', 'Emily read "Dune" the assistant and Sam liked.'),
+    ],
+)
+def test_a_title_or_a_file_name_before_you_is_read_like_any_other_word(said: str, remembered: str) -> None:
+    # The word after "you" is not made to agree with it ("the assistant ands Sam").
+    assert third_person(said, EMILY) == remembered
