@@ -123,8 +123,8 @@ def _sentence(text: str) -> str:
     text = " ".join(text.split())
     if len(text) > _MAX_SENTENCE:
         text = text[: _MAX_SENTENCE - 1].rstrip() + "…"
-    if text[-1:] == "!":
-        return text[:-1].rstrip() + "."
+    # A memory is stated, not exclaimed: "!" becomes "." ("Wow!!" -> "Wow."), and "?!" a "?".
+    text = text.rstrip("!").rstrip() or text
     return text if text[-1:] in ".?…" else text + "."
 
 
