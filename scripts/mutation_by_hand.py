@@ -15,6 +15,7 @@ the named tests is only printed: other tests may still kill it, so its record st
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import importlib
 import json
@@ -53,9 +54,15 @@ def _preload() -> None:
         importlib.import_module(name)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _child(name: str, files: list[str]) -> None:
     import pytest
 
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.SIG_DFL)
     os.setsid()
     os.environ["MUTANT_UNDER_TEST"] = name
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -75,29 +82,32 @@ def _verdict(status: int, seconds: float) -> str:
     return {0: "survived", 1: "killed"}.get(code, f"error {code}")
 
 
-def _run(names: list[str], files: list[str], jobs: int) -> dict[str, str]:
-    """Each mutant's verdict, ``jobs`` children at a time; one line printed per mutant."""
-    verdicts: dict[str, str] = {}
+def _run(names: list[str], files: list[str], jobs: int, verdicts: dict[str, str]) -> None:
+    """Each mutant's verdict into ``verdicts``, ``jobs`` children at a time; one line printed per mutant."""
     running: dict[int, tuple[str, float]] = {}
     todo = list(names)
-    while todo or running:
-        while todo and len(running) < jobs:
-            name = todo.pop(0)
-            pid = os.fork()
+    try:
+        while todo or running:
+            while todo and len(running) < jobs:
+                name = todo.pop(0)
+                pid = os.fork()
+                if pid == 0:
+                    _child(name, files)
+                running[pid] = (name, time.monotonic())
+            pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
-                _child(name, files)
-            running[pid] = (name, time.monotonic())
-        pid, status = os.waitpid(-1, os.WNOHANG)
-        if pid == 0:
-            for child, (_, started) in running.items():
-                if time.monotonic() - started > LIMIT_SECONDS:
-                    os.killpg(child, signal.SIGKILL)
-            time.sleep(0.05)
-            continue
-        name, started = running.pop(pid)
-        verdicts[name] = _verdict(status, time.monotonic() - started)
-        print(f"{verdicts[name]:<9} {name}", flush=True)
-    return verdicts
+                for child, (_, started) in running.items():
+                    if time.monotonic() - started > LIMIT_SECONDS:
+                        os.killpg(child, signal.SIGKILL)
+                time.sleep(0.05)
+                continue
+            name, started = running.pop(pid)
+            verdicts[name] = _verdict(status, time.monotonic() - started)
+            print(f"{verdicts[name]:<9} {name}", flush=True)
+    finally:  # a child still running when the parent stops is stopped too, unjudged
+        for child in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child, signal.SIGKILL)
 
 
 def _record_kills(meta_dir: Path, verdicts: dict[str, str]) -> int:
@@ -132,7 +142,13 @@ def main() -> int:
     sys.path.insert(0, str(meta_dir))
     os.environ.pop("MUTANT_UNDER_TEST", None)
     _preload()
-    verdicts = _run(names, files, args.jobs)
+    verdicts: dict[str, str] = {}
+    for stop in (signal.SIGINT, signal.SIGTERM):  # also when started in the background (SIGINT ignored)
+        signal.signal(stop, _interrupt)
+    try:
+        _run(names, files, args.jobs, verdicts)
+    except KeyboardInterrupt:  # stopped by hand (Ctrl-C): the kills so far are recorded all the same
+        print("==> stopped", flush=True)
     counts = {v: sum(1 for x in verdicts.values() if x == v) for v in sorted(set(verdicts.values()))}
     print(f"==> {counts}; {_record_kills(meta_dir, verdicts)} kills written to mutants/**/*.py.meta")
     return 0
