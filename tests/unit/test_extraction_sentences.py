@@ -131,3 +131,19 @@ def test_a_question_with_no_reply_yet_is_asked() -> None:
 )
 def test_a_users_name_is_one_line_of_1_to_64_characters(metadata: dict[str, Any], name: str | None) -> None:
     assert user_name_of(metadata) == name
+
+
+def test_what_the_user_says_is_the_users_even_when_a_tool_said_it_first() -> None:
+    # The assistant relaying tool output gets the tool's provenance; the user saying it does not.
+    news = "The payment server in Frankfurt is down for planned maintenance until Friday evening."
+    call = {"type": "tool_use", "id": "t1", "name": "fetch", "input": {"url": "https://status.example.com"}}
+    rows = _rows(
+        [
+            {"role": "user", "content": "Check the status page."},
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": news}]},
+            {"role": "user", "content": news},
+        ]
+    )
+    (draft,) = [d for d in extract_facts(rows, user_name="Dana") if d.seq == 4]
+    assert (draft.content, draft.source_type, draft.provenance) == (PREFIX + news, "direct", "user")
