@@ -42,6 +42,8 @@ def _said(text: str) -> list[str]:
         ("I moved to Berlin last May", "Emily moved to Berlin last May."),
         ("I moved to Berlin last May.", "Emily moved to Berlin last May."),
         ("I moved to Berlin last May…", "Emily moved to Berlin last May…"),
+        ("I watched Malcolm X", "Emily watched Malcolm X."),
+        ("I watched Malcolm X!", "Emily watched Malcolm X."),
     ],
 )
 def test_a_statement_ends_with_one_full_stop_or_its_own_mark(said: str, remembered: str) -> None:
