@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sleepcompact.domain.sentences import is_past_ed
+
 _PROTECTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`|\S*[/\\_=@#<>{}\[\]|]\S*|\S+\.[A-Za-z0-9]\S*")
 _WORD = re.compile(r"([A-Za-z]+(?:['’][A-Za-z]+)*)")
 # Text between two words that ends a sentence: its terminator, closing quotes or brackets, a space.
@@ -45,8 +47,6 @@ _IRREGULAR_PAST = _words(
     "spun stole stuck stung tore wept wound bit blew dug froze overcame forgave woke swung struck swept "
     "read put cut set let hit hurt quit shut spread cost burst cast"
 )
-# Present-tense verbs that end in -ed like a past form does ("I need" -> "Emily needs", not "need").
-_PRESENT_ED = _words("need feed bleed breed speed succeed proceed exceed heed weed seed shred embed")
 _THIRD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes", "be": "is"}
 _THIRD_NEG = {
     "don't": "doesn't",
@@ -98,18 +98,13 @@ def _conjugate(verb: str) -> str:
         return _match_case(verb, _THIRD[low])
     if low in _THIRD_NEG:
         return _match_case(verb, _THIRD_NEG[low])
-    if low in _KEEP or low in _IRREGULAR_PAST or _past_ed(low) or "'" in low:
+    if low in _KEEP or low in _IRREGULAR_PAST or is_past_ed(low) or "'" in low:
         return verb
     if low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
         return verb[:-1] + "ies"
     if low.endswith(_PLURAL_SUFFIXES):
         return verb + "es"
     return verb + "s"
-
-
-def _past_ed(low: str) -> bool:
-    """Whether a lower-case word ending in -ed reads as a past form ("finished", not "need")."""
-    return low.endswith("ed") and low not in _PRESENT_ED
 
 
 def _match_case(original: str, replacement: str) -> str:
@@ -232,7 +227,7 @@ def _resolve_would(text: str) -> str:
 
     def pick(m: re.Match[str]) -> str:
         nxt = m.group(1).casefold()
-        had = nxt in ("been", "gone", "done", "seen", "had", "never", "already", "just") or _past_ed(nxt)
+        had = nxt in ("been", "gone", "done", "seen", "had", "never", "already", "just") or is_past_ed(nxt)
         return ("had " if had else "would ") + m.group(1)
 
     return re.sub(r"\{would\} (\w+)", pick, text).replace("{would}", "would")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from sleepcompact.domain.sentences import is_decision, strip_lead_in
+from sleepcompact.domain.sentences import is_decision, is_past_ed, strip_lead_in
 
 _I = r"\b(?:i|we)\b"
 
@@ -218,7 +218,7 @@ def _kind(body: str, *, assistant: bool, details: tuple[str, ...]) -> str:
     if _PLAN.search(body):  # an intention without a time or a name is not a plan yet
         return "plan" if "dated" in details else "intention"
     past = _PAST.search(body)
-    if past and (past.group(1).casefold().endswith("ed") or past.group(1).casefold() in _PAST_FORMS):
+    if past and (is_past_ed(past.group(1).casefold()) or past.group(1).casefold() in _PAST_FORMS):
         return "event"
     # "I'll ..." never gets here: _PLAN took it above, as a plan or an intention.
     if assistant and is_decision(body):

@@ -9,6 +9,29 @@ from __future__ import annotations
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])")
+# Present-tense verbs that end in -ed as a past form does ("I need", not "I needed").
+_PRESENT_ED = frozenset(
+    {
+        "need",
+        "feed",
+        "bleed",
+        "breed",
+        "speed",
+        "succeed",
+        "proceed",
+        "exceed",
+        "heed",
+        "weed",
+        "seed",
+        "shred",
+        "embed",
+    }
+)
+
+
+def is_past_ed(word: str) -> bool:
+    """Whether a lower-case word ending in -ed reads as a past form ("finished", but not "need")."""
+    return word.endswith("ed") and word not in _PRESENT_ED
 
 
 def split_sentences(text: str) -> list[str]:

@@ -111,3 +111,19 @@ def test_an_intention_without_a_time_is_a_remark_kept_concrete_by_a_name_or_numb
     sentence: str, tags: tuple[str, ...]
 ) -> None:
     assert statement_tags(sentence) == tags
+
+
+@pytest.mark.parametrize(
+    ("sentence", "assistant", "tags"),
+    [
+        ("I need a new laptop.", False, ("fact",)),
+        ("I feed my cat every morning.", False, ("fact", "dated")),
+        ("I finished the book.", False, ("event",)),
+        ("Since the test uses a model, I need a request object.", True, ("remark",)),
+    ],
+)
+def test_a_present_verb_ending_in_ed_is_not_something_done(
+    sentence: str, assistant: bool, tags: tuple[str, ...]
+) -> None:
+    # "need" ends like "finished": read as a past form it made the sentence an event.
+    assert statement_tags(sentence, assistant=assistant) == tags
