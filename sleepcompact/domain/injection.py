@@ -203,7 +203,7 @@ def _quoted(line: str, start: int, end: int) -> tuple[bool, str]:
     opening = before.rfind("'")
     if opening >= 0 and (opening == 0 or not before[opening - 1].isalnum()):
         close = re.search(r"'(?![A-Za-z])", after)
-        if close and "'" not in before[opening + 1 :]:
+        if close:  # ``opening`` is the last mark before the match: none between closes it
             return True, before[:opening].rstrip()
     return False, ""
 

@@ -75,3 +75,28 @@ def test_a_word_that_only_ends_like_a_frame_word_does_not_make_an_order_quoted(w
     assert not _reported(f'The ticket from {word} "{_ORDER}"')
     assert detect(f'The ticket from {word} "{_ORDER}"').flagged
     assert _reported(f'The ticket read as "{_ORDER}"')
+
+
+@pytest.mark.parametrize("word", ["O'Neil", "don't", "O'NEIL"])
+def test_an_apostrophe_inside_a_word_does_not_close_a_single_quotation(word: str) -> None:
+    # The quotation opened before the order is never closed: the order is not quoted, so it counts.
+    assert not _reported(f"He said '{_ORDER}, {word}")
+    assert detect(f"He said '{_ORDER}, {word}").flagged
+    assert _reported(f"He said '{_ORDER}', {word}")
+
+
+def test_spaces_between_the_frame_and_the_quotation_do_not_hide_the_frame() -> None:
+    assert _reported(f"He said      '{_ORDER}' to me.")
+    assert _reported(f'He said      "{_ORDER}" to me.')
+
+
+def test_a_quotation_does_not_reach_across_lines() -> None:
+    # Opened on an earlier line, or closed on a later one: the order's own line quotes nothing.
+    assert not _reported(f'Notes\nHe said "hello\n{_ORDER} now" and left.')
+    assert not _reported(f'He said "{_ORDER}\nand then" he left.\nThe end.')
+
+
+@pytest.mark.parametrize(("words", "reported"), [(40, True), (45, False)])
+def test_a_quotation_closes_within_400_characters_of_the_order(words: int, reported: bool) -> None:
+    # 40 x " and more" is 360 characters before the closing mark, 45 x is 405.
+    assert _reported(f'He said "{_ORDER}' + " and more" * words + '" he wrote.\nThe end.') is reported
