@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sleepcompact.domain.errors import MalformedContent
@@ -27,8 +27,9 @@ EMPTY_RESULT = "(the tool returned no output)"
 """What an empty tool result is rendered as: both providers want non-empty content."""
 
 
-def plain_blocks(content: Any, where: str) -> list[dict[str, Any]]:
-    """Non-pairing content as blocks, dropping empty text (the API rejects it)."""
+def plain_blocks(content: Any, where: str, numbers: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Non-pairing content as blocks, dropping empty text (the API rejects it). An error names a block
+    by ``numbers[i]`` when given: its position in the whole message, when ``content`` is a part of it."""
     if content is None:
         return []
     if isinstance(content, str):
@@ -38,7 +39,8 @@ def plain_blocks(content: Any, where: str) -> list[dict[str, Any]]:
             f"{where}: content must be a string or a list of blocks, got {type(content).__name__}"
         )
     out: list[dict[str, Any]] = []
-    for i, block in enumerate(content):
+    for position, block in enumerate(content):
+        i = numbers[position] if numbers else position
         if isinstance(block, str):
             block = {"type": "text", "text": block}
         if not isinstance(block, Mapping) or "type" not in block:

@@ -189,13 +189,15 @@ def _anthropic_parts(msg: Mapping[str, Any], role: str) -> list[Part]:
         return [Part(role, "message", compact(blocks))] if blocks else []
     parts: list[Part] = []
     pending: list[Any] = []
+    numbers: list[int] = []  # each pending block's position in the message, for errors that name it
 
     def flush() -> None:
         if pending:
-            blocks = plain_blocks(list(pending), where)
+            blocks = plain_blocks(list(pending), where, numbers)
             if blocks:
                 parts.append(Part(role, "message", compact(blocks)))
             pending.clear()
+            numbers.clear()
 
     results: list[Part] = []
     for i, block in enumerate(content):
@@ -211,6 +213,7 @@ def _anthropic_parts(msg: Mapping[str, Any], role: str) -> list[Part]:
             results.append(Part("tool", "tool_result", content_i, call_id, None, result_meta(block)))
         else:
             pending.append(block)
+            numbers.append(i)
     flush()
     # The API wants tool results first in their user turn; keep that order in the rows too.
     return results + parts

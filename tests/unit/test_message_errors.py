@@ -148,3 +148,46 @@ def test_a_refusal_without_content_is_an_openai_message_not_an_empty_one() -> No
         "I can't help with that.",
         {"refusal": True},
     )
+
+
+_USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}
+_TEXT = {"type": "text", "text": "a"}
+
+
+@pytest.mark.parametrize(
+    ("role", "content", "text"),
+    [
+        ("user", 123, "user message: content must be a string or a list of blocks, got int"),
+        ("user", [5, _TEXT], "user message: block 0 is not an object with a 'type'"),
+        ("user", [_TEXT, 5], "user message: block 1 is not an object with a 'type'"),
+        # After a tool call or a tool result, a block is still named by its place in the message.
+        ("assistant", [_TEXT, _USE, 5], "assistant message: block 2 is not an object with a 'type'"),
+        ("assistant", [_TEXT, _USE, {"type": "text"}], "assistant message: text block 2 has no string text"),
+        ("user", [_TEXT, _RESULT, 5], "user message: block 2 is not an object with a 'type'"),
+        ("user", [_TEXT, _USE], "user message: tool_use blocks belong in assistant messages (block 1)"),
+        (
+            "assistant",
+            [_TEXT, {**_USE, "id": ""}],
+            "assistant message: a tool call id must be a non-empty string",
+        ),
+        ("assistant", [_TEXT, {**_USE, "name": ""}], "assistant message: tool_use block 1 has no name"),
+        (
+            "assistant",
+            [_TEXT, {**_USE, "input": []}],
+            "assistant message: tool_use block 1 input must be an object",
+        ),
+        ("assistant", [_RESULT], "assistant message: tool_result blocks belong in user messages (block 0)"),
+        (
+            "user",
+            [{**_RESULT, "tool_use_id": ""}],
+            "user message: a tool call id must be a non-empty string",
+        ),
+        (
+            "user",
+            [{**_RESULT, "content": 5}],
+            "user message: content must be a string or a list of blocks, got int",
+        ),
+    ],
+)
+def test_a_bad_anthropic_block_is_named_by_its_message_and_place(role: str, content: Any, text: str) -> None:
+    assert _refused({"role": role, "content": content}, MalformedContent) == text
