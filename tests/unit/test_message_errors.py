@@ -191,3 +191,18 @@ _TEXT = {"type": "text", "text": "a"}
 )
 def test_a_bad_anthropic_block_is_named_by_its_message_and_place(role: str, content: Any, text: str) -> None:
     assert _refused({"role": role, "content": content}, MalformedContent) == text
+
+
+@pytest.mark.parametrize("name", ["", "ba\x00sh", 5, None])
+def test_a_tool_call_needs_a_name_of_text_without_nul(name: Any) -> None:
+    use = {**_USE, "name": name}
+    assert _refused({"role": "assistant", "content": [use]}, MalformedContent) == (
+        "assistant message: tool_use block 0 has no name"
+    )
+
+
+def test_a_tool_call_without_an_input_has_an_empty_one() -> None:
+    (part,) = normalize(
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash"}]}
+    ).parts
+    assert part.content == [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}]
