@@ -256,10 +256,24 @@ def content_text(content: Content) -> str:
         elif btype == "thinking":
             pieces.append(str(block.get("thinking", "")))
         elif not is_attachment(block) and btype != "redacted_thinking":
-            rest = {k: v for k, v in block.items() if k not in ("type", *_OPAQUE)}
+            rest = _readable(block)
             if rest:
                 pieces.append(json.dumps(rest, ensure_ascii=False))
     return "\n".join(pieces)
+
+
+def _readable(block: dict[str, Any]) -> dict[str, Any]:
+    """A block the reader does not know, as the fields read as text: without its type and opaque
+    fields, and without the encrypted payloads of the results it holds. ``opaque_text`` counts those
+    payloads; kept here too, a web search's results were counted twice and indexed for search."""
+    rest = {k: v for k, v in block.items() if k not in ("type", *_OPAQUE)}
+    inner = rest.get("content")
+    if isinstance(inner, list):
+        rest["content"] = [
+            {k: v for k, v in b.items() if k != "encrypted_content"} if isinstance(b, dict) else b
+            for b in inner
+        ]
+    return rest
 
 
 def opaque_text(content: Content) -> str:

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
-from sleepcompact.domain.messages import content_text, opaque_text
+from sleepcompact.domain.messages import MESSAGE_OVERHEAD, content_text, opaque_text, part_tokens
+
+
+def words(text: str) -> int:
+    return len(text.split())
 
 
 @pytest.mark.parametrize("btype", ["tool_use", "server_tool_use", "mcp_tool_use"])
@@ -63,3 +67,66 @@ def test_redacted_thinking_and_encrypted_results_are_read_as_opaque_text() -> No
     assert opaque_text(content) == "EmwKAhgBEgy\nEqgfCioIARgB\nZm9vYmFy\nTOP"
     assert opaque_text("plain text") == ""
     assert opaque_text([{"type": "text", "text": "hi"}, {"type": "redacted_thinking"}]) == ""
+
+
+def _search_results(*payloads: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "web_search_result", "url": f"https://{i}.example", "title": f"R{i}", "encrypted_content": p}
+        for i, p in enumerate(payloads)
+    ]
+
+
+def test_a_web_searchs_encrypted_results_are_counted_once_and_never_searchable() -> None:
+    """The results' encrypted payloads are opaque: counted once as tokens (a 5-result search used to
+    cost twice its payloads, so the guard compacted early) and kept out of the searchable text."""
+    block = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": _search_results("AAA BBB", "CCC"),
+    }
+    assert content_text([block]) == (
+        '{"content": [{"type": "web_search_result", "url": "https://0.example", "title": "R0"}, '
+        '{"type": "web_search_result", "url": "https://1.example", "title": "R1"}]}'
+    )
+    assert opaque_text([block]) == "AAA BBB\nCCC"
+    readable = words(content_text([block]))
+    assert part_tokens([block], words) == readable + 3 + MESSAGE_OVERHEAD
+
+
+def test_a_result_list_keeps_its_other_fields_and_items_as_they_are() -> None:
+    block = {
+        "type": "tool_search_tool_result",
+        "content": [{"type": "tool_reference", "id": "ref_1", "encrypted_content": "E"}, "plain", 3],
+        "error": None,
+    }
+    assert (
+        content_text([block])
+        == '{"content": [{"type": "tool_reference", "id": "ref_1"}, "plain", 3], "error": null}'
+    )
+    fetched = {
+        "type": "web_fetch_tool_result",
+        "content": {"type": "web_fetch_result", "url": "https://z.example"},
+    }
+    assert content_text([fetched]) == '{"content": {"type": "web_fetch_result", "url": "https://z.example"}}'
+
+
+def test_an_unknown_blocks_non_ascii_is_read_as_written() -> None:
+    """Escaped, "Zürich" would cost more tokens and not be found by a search for it."""
+    block = {
+        "type": "web_fetch_tool_result",
+        "content": {"title": "Zürich über alles", "url": "https://z.example"},
+    }
+    assert content_text([block]) == '{"content": {"title": "Zürich über alles", "url": "https://z.example"}}'
+
+
+def test_redacted_thinking_is_counted_by_its_data_and_never_read_as_text() -> None:
+    block = {"type": "redacted_thinking", "data": "EmwK AhgB Egy", "note": "kept out"}
+    assert content_text([{"type": "text", "text": "hi"}, block]) == "hi"
+    assert part_tokens([block], words) == 3 + MESSAGE_OVERHEAD
+    assert part_tokens([{"type": "redacted_thinking"}], words) == MESSAGE_OVERHEAD
+
+
+def test_a_text_document_costs_its_texts_tokens() -> None:
+    source = {"type": "text", "media_type": "text/plain", "data": "one two three four"}
+    document = {"type": "document", "source": source, "title": "notes"}
+    assert part_tokens([{"type": "text", "text": "read this"}, document], words) == 2 + 4 + MESSAGE_OVERHEAD
