@@ -81,7 +81,7 @@ def claude_code(rows: list[tuple[int, dict[str, Any]]]) -> tuple[list[Located], 
         if msg_id and msg_id == last_id and out:
             out[-1].data["content"] = [*_blocks(out[-1].data["content"]), *_blocks(data["content"])]
         else:
-            out.append(Located(data, f"line {line}", line, source_time(row.get("timestamp"))))
+            out.append(Located(data, "record", line, source_time(row.get("timestamp"))))
         last_id = msg_id
         named = message.get("model")
         if kind == "assistant" and isinstance(named, str) and named != "<synthetic>":

@@ -11,12 +11,15 @@ record skipped and why), and the model that spoke (never Claude Code's own ``<sy
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from sleepcompact.domain.agent_logs import CLAUDE_CODE_TYPES, Located, claude_code, looks_like_claude_code
+from sleepcompact.domain.errors import ImportFormatError
+from sleepcompact.domain.formats import parse_import
 
 SESSION = "3f2a9c4e-7b1d-4e8a-9c55-0d6e2b7a1f10"
 MODEL = "claude-sonnet-4-5-20250929"
@@ -88,13 +91,13 @@ def test_messages_are_named_by_their_line_and_keep_the_time_they_were_sent() -> 
     assert out == [
         Located(
             {"role": "user", "content": "Why does the leap-day test fail?"},
-            "line 3",
+            "record",
             3,
             datetime(2025, 11, 3, 9, 59, 58, 120000, tzinfo=UTC),
         ),
         Located(
             {"role": "assistant", "content": [text("Looking.")]},
-            "line 5",
+            "record",
             5,
             datetime(2025, 11, 3, 8, 0, 1, 250000, tzinfo=UTC),
         ),
@@ -128,7 +131,7 @@ def test_an_assistant_message_streamed_over_records_is_joined_at_the_first_one()
     )
     assert len(out) == 2
     joined = out[1]
-    assert joined.where == "line 2" and joined.line == 2
+    assert joined.where == "record" and joined.line == 2
     assert joined.sent_at == datetime(2025, 11, 3, 9, 59, 59, 870000, tzinfo=UTC)
     assert joined.data == {
         "role": "assistant",
@@ -327,3 +330,14 @@ def test_a_record_of_another_type_is_not_claude_code_whatever_its_keys() -> None
     keys = {"sessionId": "s", "leafUuid": "l", "uuid": "u"}
     assert not looks_like_claude_code({"type": "message", **keys})
     assert not looks_like_claude_code(keys)
+
+
+def test_a_bad_record_is_named_by_its_line_once() -> None:
+    """The import names the line; the record's own label does not repeat it."""
+    rows = [user("hi"), assistant("msg_1", 5)]
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import("\n".join(map(json.dumps, rows)).encode(), source="session.jsonl")
+    assert str(caught.value) == (
+        "session.jsonl: line 2: record: assistant message: "
+        "content must be a string or a list of blocks, got int"
+    )

@@ -1,0 +1,96 @@
+"""The agent-log shapes an import reads from one JSON document (not JSONL): a LangChain message list,
+a Responses item list, a single Claude Code record and a single mini-swe-agent record, each read as
+its own format, and an error in one named by its line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from sleepcompact.domain.errors import ImportFormatError
+from sleepcompact.domain.formats import ParsedConversation, parse_import
+
+
+def _read(doc: Any) -> ParsedConversation:
+    (conversation,) = parse_import(json.dumps(doc).encode(), source="x.json")
+    return conversation
+
+
+def _refusal(doc: Any) -> str:
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(json.dumps(doc).encode(), source="x.json")
+    return str(caught.value)
+
+
+def test_a_langchain_message_list_is_read_as_langchain() -> None:
+    parsed = _read(
+        [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "hello"}}]
+    )
+    assert parsed.messages == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    assert parsed.metadata == {"source_format": "langchain_messages"}
+
+
+def test_a_responses_item_list_is_read_as_responses_items() -> None:
+    reply = [{"type": "output_text", "text": "hello"}]
+    parsed = _read(
+        [
+            {"type": "message", "role": "user", "content": "hi"},
+            {"type": "message", "role": "assistant", "content": reply},
+        ]
+    )
+    assert parsed.messages == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": reply}]
+    assert parsed.metadata == {"source_format": "responses_items"}
+
+
+def _claude_record(content: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": "u1",
+        "timestamp": "2025-01-02T03:04:05Z",
+        "message": {"role": "user", "content": content},
+    }
+
+
+def test_a_single_claude_code_record_is_read_as_a_session_of_one() -> None:
+    parsed = _read(_claude_record("hi"))
+    assert parsed.messages == [{"role": "user", "content": "hi"}]
+    assert parsed.metadata == {"source_format": "claude_code", "skipped_records": {}, "session_id": "s1"}
+    assert parsed.sent_at == (datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),)
+
+
+def test_a_bad_single_claude_code_record_is_on_line_one() -> None:
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(json.dumps(_claude_record(5)).encode(), source="x.json")
+    assert caught.value.line == 1
+    assert str(caught.value).endswith("user message: content must be a string or a list of blocks, got int")
+
+
+def test_a_single_mini_swe_agent_record_is_record_one_on_line_one() -> None:
+    parsed = _read(
+        {"instance_id": "django-1", "model": "m1", "messages": [{"role": "user", "content": "fix"}]}
+    )
+    assert parsed.messages == [{"role": "user", "content": "fix"}]
+    assert parsed.metadata == {
+        "source_format": "mini_swe_agent",
+        "record": 1,
+        "line": 1,
+        "instance_id": "django-1",
+        "model": "m1",
+    }
+    assert parsed.model == "m1"
+    assert _refusal({"instance_id": "django-1", "messages": [{"role": "user", "content": 5}]}) == (
+        "x.json: line 1: messages[0]: user message: content must be a string or a list of blocks, got int"
+    )
+
+
+def test_a_single_message_object_is_a_conversation_of_one_message_on_line_one() -> None:
+    parsed = _read({"role": "user", "content": "hi"})
+    assert parsed.messages == [{"role": "user", "content": "hi"}]
+    assert parsed.metadata == {"source_format": "jsonl_messages"}
+    assert _refusal({"role": "user", "content": 5}) == (
+        "x.json: line 1: message: user message: content must be a string or a list of blocks, got int"
+    )
