@@ -48,3 +48,27 @@ def test_bytes_that_are_not_utf8_are_found_by_line_and_byte(data: bytes, offset:
     error = _refusal(data)
     assert str(error) == f"x.json: line 2: bytes that are not valid UTF-8 at byte offset {offset}"
     assert error.line == 2
+
+
+_MESSAGE = b'{"role": "user", "content": "hi"}'
+_RECORD = b'{"instance_id": "a", "messages": []}'
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "line"),
+    [
+        (_MESSAGE + b"\n" + b"[" * 100_000 + b"]" * 100_000, "the JSON is nested too deeply", 2),
+        (_MESSAGE + b'\n{"a": }', "malformed JSON: Expecting value (column 7)", 2),
+        (_MESSAGE + b"\n[1]", "expected a JSON object on each line, got a JSON array", 2),
+        (
+            _RECORD + b"\n" + _RECORD + b'\n{"instance_id": "b"}',
+            "a mini-swe-agent record without 'messages'",
+            3,
+        ),
+        (b'\n{"x": 1}\n{"y": 2}', "expected a message (with 'role') or a record (with 'messages')", 2),
+    ],
+)
+def test_a_jsonl_file_is_refused_at_the_line_at_fault(data: bytes, message: str, line: int) -> None:
+    error = _refusal(data, all_records=True)
+    assert str(error) == f"x.json: line {line}: {message}"
+    assert error.line == line

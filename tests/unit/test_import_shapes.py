@@ -94,3 +94,25 @@ def test_a_single_message_object_is_a_conversation_of_one_message_on_line_one() 
     assert _refusal({"role": "user", "content": 5}) == (
         "x.json: line 1: message: user message: content must be a string or a list of blocks, got int"
     )
+
+
+def _lines(rows: list[dict[str, Any]]) -> bytes:
+    return "\n".join(map(json.dumps, rows)).encode()
+
+
+def test_a_claude_code_session_is_one_record_however_many_lines() -> None:
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(_lines([_claude_record("hi"), _claude_record("again")]), source="x.jsonl", record=2)
+    assert str(caught.value) == "x.jsonl: record 2 is out of range: the file holds 1 record"
+
+
+def test_a_file_is_read_as_claude_code_by_its_first_five_lines() -> None:
+    """Five plain messages first: the file is a message list, and a Claude Code record after them is a
+    message without a role."""
+    plain = [{"role": ("user", "assistant")[i % 2], "content": f"m{i}"} for i in range(5)]
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(_lines([*plain, _claude_record("hi")]), source="x.jsonl")
+    assert caught.value.line == 6
+    assert "message: unknown role None" in str(caught.value)
+    parsed = parse_import(_lines([*plain[:4], _claude_record("hi")]), source="x.jsonl")
+    assert parsed[0].metadata["source_format"] == "claude_code"
