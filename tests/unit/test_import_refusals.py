@@ -72,3 +72,57 @@ def test_a_jsonl_file_is_refused_at_the_line_at_fault(data: bytes, message: str,
     error = _refusal(data, all_records=True)
     assert str(error) == f"x.json: line {line}: {message}"
     assert error.line == line
+
+
+_MINI = b'{"instance_id": "a", "messages": [{"role": "user", "content": "x"}]}'
+_USER = '{"role": "user", "content": "x"}'
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "line"),
+    [
+        (
+            _MINI + b'\n{"instance_id": "b", "messages": {"role": "user"}}',
+            "'messages' must be a list, got a JSON object",
+            2,
+        ),
+        (
+            _MINI + b'\n{"instance_id": "b", "messages": [7]}',
+            "messages[0] is a JSON number, expected a message object",
+            2,
+        ),
+        (b'{"instance_id": "b", "messages": "no"}', "'messages' must be a list, got a JSON string", 1),
+        (b'{"messages": "no"}', "'messages' must be a list, got a JSON string", None),
+        (
+            f'{{"messages": [{_USER}, "hi"]}}'.encode(),
+            "messages[1] is a JSON string, expected a message object",
+            None,
+        ),
+        (f"[{_USER}, null]".encode(), "element 1 is a JSON null, expected a message object", None),
+        (
+            f'{{"messages": [{_USER}], "system": 5}}'.encode(),
+            "'system' must be a string or a list of text blocks, got a JSON number",
+            None,
+        ),
+        (b'{"messages": []}', "the conversation has no messages", None),
+        (
+            b'{"format": "sleepcompact.export/2", "format_version": 2}',
+            "a version 2 export is restored by the import, not read as messages",
+            None,
+        ),
+        (
+            b'{"format": "sleepcompact.export/1", "appended": 5}',
+            "the export's 'appended' must be a list, got a JSON number",
+            None,
+        ),
+        (b'{"history": 5}', "the trajectory's 'history' must be a list, got a JSON number", None),
+        (b'{"history": [5]}', "history[0] is a JSON number, expected a message object", None),
+    ],
+)
+def test_a_conversation_of_the_wrong_shape_is_refused_at_its_place(
+    data: bytes, message: str, line: int | None
+) -> None:
+    error = _refusal(data, all_records=True)
+    where = "" if line is None else f"line {line}: "
+    assert str(error) == f"x.json: {where}{message}"
+    assert error.line == line

@@ -116,3 +116,46 @@ def test_a_file_is_read_as_claude_code_by_its_first_five_lines() -> None:
     assert "message: unknown role None" in str(caught.value)
     parsed = parse_import(_lines([*plain[:4], _claude_record("hi")]), source="x.jsonl")
     assert parsed[0].metadata["source_format"] == "claude_code"
+
+
+def test_responses_items_one_per_line_are_one_conversation() -> None:
+    items = [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]},
+    ]
+    (parsed,) = parse_import(_lines(items), source="x.jsonl", all_records=True)
+    assert parsed.metadata == {"source_format": "responses_items"}
+    assert [m["role"] for m in parsed.messages] == ["user", "assistant"]
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(_lines(items), source="x.jsonl", record=2)
+    assert str(caught.value) == "x.jsonl: record 2 is out of range: the file holds 1 record"
+
+
+def test_a_jsonl_message_list_is_one_record() -> None:
+    rows = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(_lines(rows), source="x.jsonl", record=2)
+    assert str(caught.value) == "x.jsonl: record 2 is out of range: the file holds 1 record"
+
+
+def test_a_json_object_keeps_its_system_prompt_and_model() -> None:
+    user = {"role": "user", "content": "x"}
+    blocks = _read(
+        {"messages": [user], "system": [{"type": "text", "text": "be brief"}], "model": "claude-x"}
+    )
+    assert blocks.messages == [{"role": "system", "content": "be brief"}, user]
+    assert (blocks.metadata, blocks.model) == ({"source_format": "json_object"}, "claude-x")
+    assert _read({"messages": [user], "system": "  ", "model": 5}).messages == [user]
+    assert _read({"messages": [user], "model": 5}).model is None
+    assert _read({"messages": [], "system": "s"}).messages == [{"role": "system", "content": "s"}]
+
+
+def test_a_version_1_export_is_read_with_its_conversation_id_and_model() -> None:
+    user = {"role": "user", "content": "x"}
+    doc = {"format": "sleepcompact.export/1", "appended": [user], "conversation": {"id": "c1", "model": "m"}}
+    parsed = _read(doc)
+    assert parsed.messages == [user]
+    assert parsed.metadata == {"source_format": "sleepcompact_export", "exported_conversation_id": "c1"}
+    assert parsed.model == "m"
+    bare = _read({**doc, "conversation": {"id": None, "model": 5}})
+    assert (bare.metadata, bare.model) == ({"source_format": "sleepcompact_export"}, None)
