@@ -10,6 +10,9 @@ pytest process spends 5 to 15 s importing the mutated copy; a forked child about
 A failing test is a kill, and is written into mutmut's record (``mutants/**/*.py.meta``, exit code
 1), so ``scripts/mutation --report`` counts it and a later mutmut run skips it. A mutant that passes
 the named tests is only printed: other tests may still kill it, so its record stays "not run".
+
+Before any mutant, the named tests run once on the unmutated copy and must pass: a test that fails
+whatever the mutant (one written for source newer than the mutants) would record every mutant killed.
 """
 
 from __future__ import annotations
@@ -73,6 +76,20 @@ def _child(name: str, files: list[str]) -> None:
     except BaseException:
         code = 99
     os._exit(code)
+
+
+def _clean_run(files: list[str]) -> bool:
+    """Whether the named tests pass with no mutant active (the trampolines call the originals)."""
+    pid = os.fork()
+    if pid == 0:
+        _child("", files)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        raise
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def _verdict(status: int, seconds: float) -> str:
@@ -141,11 +158,20 @@ def main() -> int:
     os.chdir(meta_dir)
     sys.path.insert(0, str(meta_dir))
     os.environ.pop("MUTANT_UNDER_TEST", None)
-    _preload()
     verdicts: dict[str, str] = {}
-    for stop in (signal.SIGINT, signal.SIGTERM):  # also when started in the background (SIGINT ignored)
+    # Before the import, which takes a while: started in the background, the process ignores SIGINT
+    # until this handler is set, and a run stopped while importing went on (with stale tests) unseen.
+    for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, _interrupt)
     try:
+        _preload()
+        if not _clean_run(files):
+            print(
+                "==> the named tests fail with no mutant active: nothing run (are the mutants older than "
+                "the source the tests expect? make them again: docs/mutation.md, 'By hand')",
+                flush=True,
+            )
+            return 1
         _run(names, files, args.jobs, verdicts)
     except KeyboardInterrupt:  # stopped by hand (Ctrl-C): the kills so far are recorded all the same
         print("==> stopped", flush=True)
