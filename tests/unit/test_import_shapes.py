@@ -159,3 +159,19 @@ def test_a_version_1_export_is_read_with_its_conversation_id_and_model() -> None
     assert parsed.model == "m"
     bare = _read({**doc, "conversation": {"id": None, "model": 5}})
     assert (bare.metadata, bare.model) == ({"source_format": "sleepcompact_export"}, None)
+
+
+def test_a_system_prompt_that_cannot_be_stored_is_named_as_the_system_prompt() -> None:
+    doc = b'{"messages": [{"role": "user", "content": "x"}], "system": "a\\ud800b"}'
+    with pytest.raises(ImportFormatError) as caught:
+        parse_import(doc, source="x.json")
+    assert (
+        str(caught.value)
+        == "x.json: system: message: text that is not valid UTF-8 (lone surrogate at offset 1)"
+    )
+
+
+def test_a_mini_swe_agent_records_model_that_is_not_a_name_is_kept_as_provenance_only() -> None:
+    parsed = _read({"instance_id": "a", "model": 5, "messages": [{"role": "user", "content": "x"}]})
+    assert parsed.model is None
+    assert parsed.metadata["model"] == 5
