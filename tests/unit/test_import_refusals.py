@@ -126,3 +126,9 @@ def test_a_conversation_of_the_wrong_shape_is_refused_at_its_place(
     where = "" if line is None else f"line {line}: "
     assert str(error) == f"x.json: {where}{message}"
     assert error.line == line
+
+
+def test_an_export_that_cannot_be_read_is_refused_naming_the_file() -> None:
+    error = _refusal(b'{"format": "sleepcompact.export/1+shareable", "appended": []}')
+    assert str(error).startswith("x.json: 'sleepcompact.export/1+shareable' is a shareable export")
+    assert error.source == "x.json"
