@@ -115,6 +115,16 @@ _USER = '{"role": "user", "content": "x"}'
             "the export's 'appended' must be a list, got a JSON number",
             None,
         ),
+        (
+            f'{{"format": "sleepcompact.export/1", "appended": [{_USER}, 5]}}'.encode(),
+            "appended[1] is a JSON number, expected a message object",
+            None,
+        ),
+        (
+            b'[{"type": "message", "role": "user", "content": "hi"}, 5]',
+            "item 1 is not an object",
+            None,
+        ),
         (b'{"history": 5}', "the trajectory's 'history' must be a list, got a JSON number", None),
         (b'{"history": [5]}', "history[0] is a JSON number, expected a message object", None),
     ],

@@ -175,3 +175,15 @@ def test_a_mini_swe_agent_records_model_that_is_not_a_name_is_kept_as_provenance
     parsed = _read({"instance_id": "a", "model": 5, "messages": [{"role": "user", "content": "x"}]})
     assert parsed.model is None
     assert parsed.metadata["model"] == 5
+
+
+def test_a_claude_code_session_names_its_model() -> None:
+    reply = {
+        "id": "msg_1",
+        "model": "claude-x",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "yo"}],
+    }
+    answer = {"type": "assistant", "sessionId": "s1", "uuid": "u2", "parentUuid": "u1", "message": reply}
+    (parsed,) = parse_import(_lines([_claude_record("hi"), answer]), source="x.jsonl")
+    assert parsed.model == "claude-x"
