@@ -128,7 +128,8 @@ def _run(names: list[str], files: list[str], jobs: int, verdicts: dict[str, str]
 
 
 def _record_kills(meta_dir: Path, verdicts: dict[str, str]) -> int:
-    """Write each kill into mutmut's record of its module; survivors stay "not run"."""
+    """Write each kill into mutmut's record of its module; a survivor is "not run" (with ``--again``,
+    a kill recorded before is taken back: the tests that made it may have been wrong)."""
     recorded = 0
     for meta in sorted(meta_dir.glob("sleepcompact/**/*.py.meta")):
         record = json.loads(meta.read_text())
@@ -136,7 +137,10 @@ def _record_kills(meta_dir: Path, verdicts: dict[str, str]) -> int:
         kills = [n for n in codes if verdicts.get(n) == "killed" and codes[n] != 1]
         for name in kills:
             codes[name] = 1
-        if kills:
+        taken_back = [n for n in codes if verdicts.get(n) == "survived" and codes[n] is not None]
+        for name in taken_back:
+            codes[name] = None
+        if kills or taken_back:
             meta.write_text(json.dumps(record, indent=4))
             recorded += len(kills)
     return recorded

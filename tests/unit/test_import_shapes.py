@@ -187,3 +187,8 @@ def test_a_claude_code_session_names_its_model() -> None:
     answer = {"type": "assistant", "sessionId": "s1", "uuid": "u2", "parentUuid": "u1", "message": reply}
     (parsed,) = parse_import(_lines([_claude_record("hi"), answer]), source="x.jsonl")
     assert parsed.model == "claude-x"
+
+
+def test_a_format_without_a_clock_gives_no_times() -> None:
+    assert _read([{"role": "user", "content": "hi"}]).sent_at == ()
+    assert _read({"messages": [{"role": "user", "content": "hi"}]}).sent_at == ()
