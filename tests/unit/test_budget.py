@@ -97,6 +97,13 @@ def test_tiny_explicit_context_window_is_rejected() -> None:
         resolve_window(SONNET, None, 500)
 
 
+def test_an_explicit_context_window_of_exactly_1024_tokens_is_the_smallest_accepted() -> None:
+    assert resolve_window(SONNET, None, 1024) == 1024
+    with pytest.raises(InvalidSetting) as caught:
+        resolve_window(SONNET, None, 1023)
+    assert str(caught.value) == "context_window must be at least 1024 tokens, got 1023"
+
+
 # -- output reserve ------------------------------------------------------------------------------------
 
 
