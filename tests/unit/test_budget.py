@@ -76,8 +76,9 @@ def test_ultra_plan_keeps_a_larger_model_window() -> None:
 
 
 def test_unknown_plan_is_an_invalid_setting() -> None:
-    with pytest.raises(InvalidSetting, match="'enterprise'"):
+    with pytest.raises(InvalidSetting) as caught:
         resolve_window(SONNET, "enterprise", None)
+    assert str(caught.value) == "unknown plan 'enterprise'; expected one of free, pro, ultra"
 
 
 def test_explicit_context_window_overrides_the_model() -> None:
