@@ -119,6 +119,11 @@ def test_output_reserve_on_free_plan_is_a_quarter_of_the_window() -> None:
     assert output_reserve_for(SONNET, window) == 4_000
 
 
+def test_output_reserve_of_a_window_not_divisible_by_four_is_whole_tokens() -> None:
+    reserve = output_reserve_for(SONNET, 1026)
+    assert reserve == 256 and isinstance(reserve, int)
+
+
 def test_output_reserve_is_limited_by_the_models_max_output() -> None:
     assert output_reserve_for("claude-3-5-haiku-20241022", 200_000) == 8_192
 
