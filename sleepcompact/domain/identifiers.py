@@ -25,7 +25,8 @@ _PATH = re.compile(
 )
 _DIRS = {"src", "tests", "test", "lib", "app", "docs", "scripts", "bin", "pkg", "cmd", "internal", "config"}
 _URL = re.compile(r"https?://[^\s<>\"'`]+")
-_BACKTICK = re.compile(r"`([^`\n]{2,200})`")
+# One character is allowed so that "`x` and `ab`" pairs its ticks right; add() drops the short span.
+_BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _PROMPT_LINE = re.compile(r"^[ \t]*(?:\$[ \t]+(\S[^\n]{0,199})|>[ \t]+([a-z./][^\n]{0,199}))", re.M)
 _PROGRAM = re.compile(
     r"(?<![\w/.-])(python3? -m [\w.]+|python3?|pytest|git|pip3?|uv|npm|cargo|docker|mypy|ruff|curl)(?= )"
@@ -202,7 +203,7 @@ def _scan(text: str) -> tuple[Identifier, ...]:
             add(m.start(1), m.group(1), "code")
     for m in _CALL.finditer(tokens):
         name = m.group(1)
-        if len(name) >= 3 and name not in _BUILTINS:
+        if len(name) >= 3 and name not in _BUILTINS and not name.startswith("__"):
             add(m.start(1), name, "code")
     for m in _DOTTED.finditer(tokens):
         parts = m.group(1).split(".")
