@@ -44,9 +44,11 @@ _OBSERVATION = re.compile(
 )
 _NOT_RUN = re.compile(r"EXACTLY ONE action|format your action")
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+# pytest's own failure lines count too ("FAILED tests/x.py::t - ...", "E       AssertionError"): an agent
+# that calls pytest without an error flag (OpenAI chat has none) saw its tests fail, not pass.
 _FAILED = re.compile(
     r"Traceback \(most recent call last\)|EXECUTION TIMED OUT"
-    r"|^(?:\w*Error|\w*Exception|(?i:error|fatal))\b[:(]",
+    r"|^(?:\w*Error|\w*Exception|(?i:error|fatal))\b[:(]|^FAILED \S|^E\s{2,}\w*(?:Error|Exception)\b",
     re.M,
 )
 _GAP = re.compile(
