@@ -65,6 +65,12 @@ def test_what_follows_a_url_keeps_its_place(text: str) -> None:
         ),
         ("run 12/24 or 3/4/5 and x/y/z", [("x/y/z", "path")]),
         ("a/src/x/y.py b/src/x/y.py", []),
+        # rooted or relative paths need two segments, bare ones three or a known first directory
+        ("/usr/local", [("/usr/local", "path")]),
+        ("./x/y", [("./x/y", "path")]),
+        ("~/notes/todo", [("~/notes/todo", "path")]),
+        ("foo/bar", []),
+        ("foo/../bar", []),
     ],
 )
 def test_only_what_reads_as_a_path_is_a_path(text: str, expected: list[tuple[str, str]]) -> None:
@@ -110,6 +116,25 @@ def test_only_what_reads_as_a_path_is_a_path(text: str, expected: list[tuple[str
         ("pytest -x: then", [("pytest -x", "command")]),
         ("git push origin main", [("git push", "command")]),
         ("> ls -la /tmp\n$ echo hi\n", [("ls -la /tmp", "command"), ("echo hi", "command")]),
+        (
+            "pip3 install -r requirements.txt",
+            [("pip3 install -r requirements.txt", "command"), ("requirements.txt", "path")],
+        ),
+        ("git checkout -b featureX", [("git checkout -b featureX", "command")]),
+        ("git status  ok", [("git status", "command")]),
+        # a command ends at the end of its line and at its closing tick
+        (
+            "`git add a.py` and `git commit -m x`",
+            [("git add a.py", "command"), ("a.py", "path"), ("git commit -m x", "command")],
+        ),
+        (
+            "git add a.py\nthen x.py and more\n",
+            [("git add a.py", "command"), ("a.py", "path"), ("x.py", "path")],
+        ),
+        # a program named in prose, or followed by two spaces, gave no command
+        ("we ran pytest again", []),
+        ("git  commit -m x", []),
+        ("$ echo hi\n> ls -la /tmp\n", [("echo hi", "command"), ("ls -la /tmp", "command")]),
         # a one-character span does not pair its closing tick with the next opening one
         ("`x` and `ab`", [("ab", "command")]),
     ],
