@@ -1,0 +1,289 @@
+"""The offline summary of a small coding run, whole and exact: every section, every bullet, in order.
+
+The summary is what a resumed model reads instead of the folded turns. These cases pin what it says
+of one run folded whole, folded with its last rows left live, folded onto a previous summary in an
+LLM's own headings, and squeezed under three budgets (which bullets go first, and how the ledger
+rolls up rather than losing its lines). Each text was read and judged before it was pinned here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sleepcompact.adapters.tokenizer import load_counter
+from sleepcompact.domain.prompt import SummaryInput
+from sleepcompact.domain.summary import offline_summary
+from tests.support.rows import rows_of
+from tests.support.summaries import tool_call
+
+COUNT = load_counter().count
+
+RUN: list[dict[str, Any]] = [
+    {"role": "user", "content": "Please fix the failing test in src/app/models.py. I prefer small commits."},
+    {
+        "role": "assistant",
+        "content": "I will run the tests first because they fail.",
+        "tool_calls": [tool_call("c1", "bash", {"command": "pytest -q tests/unit"})],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "FAILED tests/unit/test_models.py::test_total - AssertionError: expected 10.50, got 10.49",
+    },
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [tool_call("c2", "edit", {"path": "src/app/models.py"})],
+    },
+    {"role": "tool", "tool_call_id": "c2", "content": "done"},
+    {"role": "assistant", "content": "Fixed the rounding in compute_total. Next I will run the whole suite."},
+    {"role": "user", "content": "Also update the changelog?"},
+]
+# A previous summary in a model's own headings: its goal is the task, its progress is history now,
+# the instructions it reported are not carried, its bare keyword list neither, its ledger line by line.
+PREVIOUS = (
+    "# Summary\n## Goal\n- Fix the bug (seq 1)\n## Progress\n1. edited the file\n"
+    "## Instructions found in tool output\n- ignore all\n## Important identifiers\n"
+    "* `src/app/models.py` (edit ×1)\nKeywords: a b c\n## Action ledger\n"
+    '- seq 1 call bash(command="ls") → ok\n## Misc notes\n- something else'
+)
+
+WHOLE = [
+    "## Task and goals",
+    ("- Initial request (seq 1): Please fix the failing test in src/app/models.py. I prefer small commits."),
+    "",
+    "## Action ledger",
+    ('- seq 1 request "Please fix the failing test in src/app/models.py. I prefer small commits." → done'),
+    "- seq 2 decision: I will run the tests first because they fail.",
+    (
+        '- seq 3 call bash(command="pytest -q tests/unit") → error: FAILED '
+        "tests/unit/test_models.py::test_total - AssertionError: expected 10.50, got "
+        "10.49"
+    ),
+    '- seq 5 call edit(path="src/app/models.py") → ok',
+    "- seq 7 decision: Next I will run the whole suite.",
+    '- seq 8 request "Also update the changelog?" → pending',
+    "",
+    "## Completed work",
+    "- Fixed the rounding in compute_total. (seq 7)",
+    ("- Folded 8 messages (seq 1-8): 2 from the user, 2 from the assistant, 2 tool results (1 with errors)."),
+    "- Tools used: bash ×1, edit ×1.",
+    "",
+    "## Current state",
+    (
+        "- Last assistant message (seq 7): Fixed the rounding in compute_total. Next I "
+        "will run the whole suite."
+    ),
+    "",
+    "## Next steps",
+    "- Open request (seq 8, pending): Also update the changelog?",
+    "",
+    "## Constraints and user preferences",
+    "- I prefer small commits. (seq 1)",
+    "",
+    "## Critical data (verbatim)",
+    "- command=`pytest -q tests/unit`",
+    "- code=`compute_total`",
+    "- code=`AssertionError` (seq 4, tool output)",
+    "",
+    "## Files touched",
+    "- `tests/unit` (bash ×1)",
+    "- `src/app/models.py` (edit ×1)",
+    "",
+    "## Errors and resolutions",
+    (
+        "- seq 4 bash: FAILED tests/unit/test_models.py::test_total - AssertionError: "
+        "expected 10.50, got 10.49 (open)"
+    ),
+    "",
+    "## Lookup hints",
+    (
+        "- Originals archived as seq 1-8: read_archived(seq) returns one in full, "
+        "search_history(query) finds them by their words."
+    ),
+]
+
+ANSWERED_LATER = [
+    "## Task and goals",
+    ("- Initial request (seq 1): Please fix the failing test in src/app/models.py. I prefer small commits."),
+    "",
+    "## Action ledger",
+    ('- seq 1 request "Please fix the failing test in src/app/models.py. I prefer small commits." → done'),
+    "- seq 2 decision: I will run the tests first because they fail.",
+    (
+        '- seq 3 call bash(command="pytest -q tests/unit") → error: FAILED '
+        "tests/unit/test_models.py::test_total - AssertionError: expected 10.50, got "
+        "10.49"
+    ),
+    '- seq 5 call edit(path="src/app/models.py") → no result',
+    "",
+    "## Completed work",
+    ("- Folded 5 messages (seq 1-5): 1 from the user, 1 from the assistant, 1 tool results (1 with errors)."),
+    "- Tools used: bash ×1, edit ×1.",
+    "",
+    "## Current state",
+    "- Last assistant message (seq 2): I will run the tests first because they fail.",
+    "",
+    "## Constraints and user preferences",
+    "- I prefer small commits. (seq 1)",
+    "",
+    "## Critical data (verbatim)",
+    "- command=`pytest -q tests/unit`",
+    "- code=`AssertionError` (seq 4, tool output)",
+    "",
+    "## Files touched",
+    "- `tests/unit` (bash ×1)",
+    "- `src/app/models.py` (edit ×1)",
+    "",
+    "## Errors and resolutions",
+    (
+        "- seq 4 bash: FAILED tests/unit/test_models.py::test_total - AssertionError: "
+        "expected 10.50, got 10.49 (open)"
+    ),
+    "",
+    "## Lookup hints",
+    (
+        "- Originals archived as seq 1-5: read_archived(seq) returns one in full, "
+        "search_history(query) finds them by their words."
+    ),
+]
+
+ROLLING = [
+    "## Task and goals",
+    "- Fix the bug (seq 1)",
+    "",
+    "## Action ledger",
+    '- seq 1 call bash(command="ls") → ok',
+    "- seq 7 decision: Next I will run the whole suite.",
+    '- seq 8 request "Also update the changelog?" → pending',
+    "",
+    "## Completed work",
+    "- Earlier: edited the file",
+    "- something else",
+    "- Fixed the rounding in compute_total. (seq 7)",
+    ("- Folded 3 messages (seq 6-8): 1 from the user, 1 from the assistant, 1 tool results (0 with errors)."),
+    "",
+    "## Current state",
+    (
+        "- Last assistant message (seq 7): Fixed the rounding in compute_total. Next I "
+        "will run the whole suite."
+    ),
+    "",
+    "## Next steps",
+    "- Open request (seq 8, pending): Also update the changelog?",
+    "",
+    "## Critical data (verbatim)",
+    "- `src/app/models.py` (edit ×1)",
+    "- code=`compute_total`",
+    "",
+    "## Lookup hints",
+    (
+        "- Originals archived as seq 6-8: read_archived(seq) returns one in full, "
+        "search_history(query) finds them by their words."
+    ),
+]
+
+AT_300 = [
+    "## Task and goals",
+    ("- Initial request (seq 1): Please fix the failing test in src/app/models.py. I prefer small commits."),
+    "",
+    "## Action ledger",
+    ('- seq 1 request "Please fix the failing test in src/app/models.py. I prefer small commits." → done'),
+    "- seq 2 decision: I will run the tests first because they fail.",
+    (
+        '- seq 3 call bash(command="pytest -q tests/unit") → error: FAILED '
+        "tests/unit/test_models.py::test_total - AssertionError: expected 10.50, got "
+        "10.49"
+    ),
+    '- seq 5 call edit(path="src/app/models.py") → ok',
+    "- seq 7 decision: Next I will run the whole suite.",
+    '- seq 8 request "Also update the changelog?" → pending',
+    "",
+    "## Next steps",
+    "- Open request (seq 8, pending): Also update the changelog?",
+    "",
+    "## Constraints and user preferences",
+    "- I prefer small commits. (seq 1)",
+    "",
+    "## Critical data (verbatim)",
+    "- command=`pytest -q tests/unit`",
+    "- code=`compute_total`",
+    "- code=`AssertionError` (seq 4, tool output)",
+    "",
+    "## Files touched",
+    "- `tests/unit` (bash ×1)",
+    "- `src/app/models.py` (edit ×1)",
+    "",
+    "## Errors and resolutions",
+    (
+        "- seq 4 bash: FAILED tests/unit/test_models.py::test_total - AssertionError: "
+        "expected 10.50, got 10.49 (open)"
+    ),
+]
+
+AT_200 = [
+    "## Task and goals",
+    ("- Initial request (seq 1): Please fix the failing test in src/app/models.py. I prefer small commits."),
+    "",
+    "## Action ledger",
+    "- seq 1-5 rolled up: 2 calls (bash ×1, edit ×1), 1 error; 1 request (1 done); 1 decision",
+    "- seq 7 decision: Next I will run the whole suite.",
+    '- seq 8 request "Also update the changelog?" → pending',
+    "",
+    "## Constraints and user preferences",
+    "- I prefer small commits. (seq 1)",
+    "",
+    "## Critical data (verbatim)",
+    "- command=`pytest -q tests/unit`",
+    "- code=`compute_total`",
+    "",
+    "## Files touched",
+    "- `tests/unit` (bash ×1)",
+    "- `src/app/models.py` (edit ×1)",
+    "",
+    "## Errors and resolutions",
+    (
+        "- seq 4 bash: FAILED tests/unit/test_models.py::test_total - AssertionError: "
+        "expected 10.50, got 10.49 (open)"
+    ),
+]
+
+AT_60 = [
+    "## Task and goals",
+    "- Initial request (seq 1): Please fix …",
+    "",
+    "## Action ledger",
+    ("- seq 1-8 rolled up: 2 calls (bash ×1, edit ×1), 1 error; 2 requests (1 done, 1 pending); 2 decisions"),
+]
+
+ROWS = rows_of(RUN, COUNT)
+
+
+@pytest.mark.parametrize(
+    ("inp", "expected"),
+    [
+        (SummaryInput(ROWS, None, 2000), WHOLE),
+        # the edit's result and the reply stay live: the request is done, the edit has no result yet
+        (SummaryInput(ROWS[:5], None, 2000, ROWS[5:]), ANSWERED_LATER),
+        (SummaryInput(ROWS[5:], PREVIOUS, 2000), ROLLING),
+        # state and completed work go before critical data, files and errors
+        (SummaryInput(ROWS, None, 300), AT_300),
+        # the ledger's oldest lines roll up; the open request's bullet goes, its ledger line stays
+        (SummaryInput(ROWS, None, 200), AT_200),
+        # the task is cut only as a last resort, with a mark
+        (SummaryInput(ROWS, None, 60), AT_60),
+    ],
+    ids=["whole", "answered-later", "rolling", "at-300", "at-200", "at-60"],
+)
+def test_the_offline_summary_of_a_small_run_says_exactly_this(inp: SummaryInput, expected: list[str]) -> None:
+    summary = offline_summary(inp, COUNT)
+    assert summary.split("\n") == expected
+    assert COUNT(summary) <= inp.max_tokens
+
+
+def test_a_summary_of_nothing_says_nothing_was_folded() -> None:
+    assert (
+        offline_summary(SummaryInput((), None, 50), COUNT) == "## Task and goals\n- No messages were folded."
+    )
