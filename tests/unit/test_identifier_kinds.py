@@ -318,6 +318,9 @@ def test_ordinary_words_do_not_look_secret(text: str) -> None:
         ("item_12", True),
         ("v_1", False),
         ("x-9.py", False),
+        ("BLD-4411", False),
+        ("JIRA-123", False),
+        ("build-4411", True),
         ("src/app.py", False),
     ],
 )
