@@ -159,6 +159,11 @@ def test_a_command_keeps_its_arguments_and_not_the_prose_after_it(
                 ("KeyError", "code"),
             ],
         ),
+        # an error line takes its place by where it starts in the text, after ten short lines too
+        (
+            "a\n" * 10 + "n 12345\nKeyError: y",
+            [("12345", "number"), ("KeyError: y", "error"), ("KeyError", "code")],
+        ),
         ("RuntimeError: " + "x" * 186, [("RuntimeError: " + "x" * 186, "error"), ("RuntimeError", "code")]),
         (
             "RuntimeError: " + "x" * 187,
