@@ -156,6 +156,17 @@ def test_a_long_argument_is_cut_middle_out_on_its_line() -> None:
     assert lines(run)[1] == f'seq 2 call write(text="{"x" * 60}…{"x" * 29}") → ok'
 
 
+def test_a_name_the_cut_took_from_a_later_argument_is_listed_on_the_line() -> None:
+    arguments = {"a": "x" * 100, "b": "y" * 100, "c": "beta_value " + "z" * 100, "d": "w" * 100}
+    run = [
+        {"role": "user", "content": "write it"},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "write", arguments)]},
+        {"role": "tool", "tool_call_id": "c1", "content": "written"},
+    ]
+    head, tail = "x" * 60 + "…" + "x" * 29, "w" * 48 + "…" + "w" * 29
+    assert lines(run)[1] == (f'seq 2 call write(a="{head}", b="{"y" * 60}……{tail}"; cut: `beta_value`) → ok')
+
+
 def text_run() -> list[dict[str, Any]]:
     return [
         {"role": "user", "content": "Task: the repo"},
