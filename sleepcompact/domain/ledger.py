@@ -170,7 +170,9 @@ class _Scan:
 
 def _scan(rows: Sequence[MessageRecord]) -> _Scan:
     results = {r.tool_call_id: r for r in rows if r.kind == "tool_result" and r.tool_call_id}
-    acting = {r.seq for r in rows if r.kind == "tool_call"}
+    # The messages that act: a tool call is a later part of its message, whose first part (its text, if
+    # any) sits ``part`` seqs before it.
+    acting = {r.seq - r.part for r in rows if r.kind == "tool_call"}
     scan, pending_action, first_user = _Scan(), None, True
     for row in rows:
         if row.kind == "tool_call":

@@ -9,6 +9,7 @@ skip it; so the lines are compared whole, not searched for a word.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from sleepcompact.domain.ledger import (
 )
 from tests.support.rows import rows_of
 from tests.support.summaries import tool_call
+from tests.unit.test_ladder import Rows, result
 
 COUNT = load_counter().count
 
@@ -53,6 +55,8 @@ def lines(messages: list[dict[str, Any]], live: int = 0) -> list[str]:
         ("fine", True, "error: fine"),
         ("", True, "error: exit code ?"),
         ("Error: disk full", False, "error: Error: disk full"),
+        # the most telling line, not the first one
+        ("something failed here\nError: disk full", False, "error: Error: disk full"),
         ("error(x): y", False, "error: error(x): y"),
         ("fatal: not a git repository", False, "error: fatal: not a git repository"),
         ("ValueError(bad)", False, "error: ValueError(bad)"),
@@ -340,3 +344,45 @@ def test_the_ledger_section_carries_the_previous_lines_then_the_new_ones() -> No
         '- seq 3 call bash(command="pytest -q") → error: FAILED tests/a.py::t - AssertionError: x'
     )
     assert ledger_section((), None, (), 10_000, COUNT) == ""
+
+
+def test_a_message_that_acts_states_only_the_decisions_that_give_a_reason() -> None:
+    # Rows as the store holds them: a message's tool calls are its later parts, on the seqs after its text.
+    b = Rows().user("Please fix the bug.")
+    b.assistant("I'll open fields.py to look at the bug.", ("c1", "read_file", {"path": "fields.py"}))
+    b.results(result("c1", "read_file", "def f(): pass"))
+    b.assistant(
+        "I decided to use the parser because the regex breaks.", ("c2", "edit", {"path": "fields.py"})
+    )
+    b.results(result("c2", "edit", "ok"))
+    b.assistant("I will use the parser from now on.")
+    assert [e.render() for e in fold_ledger(b.rows)] == [
+        'seq 1 request "Please fix the bug." → done',
+        'seq 3 call read_file(path="fields.py") → ok',
+        "seq 5 decision: I decided to use the parser because the regex breaks.",
+        'seq 6 call edit(path="fields.py") → ok',
+        "seq 8 decision: I will use the parser from now on.",
+    ]
+
+
+def test_a_command_that_ends_its_message_is_answered_by_the_next_user_message_whatever_it_says() -> None:
+    b = Rows().user("Please fix the bug.")
+    b.assistant("```bash\nls\n```").user("a.py b.py")
+    b.assistant("<command>cat a.py</command>").user("print(1)")
+    assert [e.render() for e in fold_ledger(b.rows)] == [
+        'seq 1 request "Please fix the bug." → in progress',
+        'seq 2 call shell(command="ls") → ok',
+        'seq 4 call shell(command="cat a.py") → ok',
+    ]
+
+
+def test_a_result_flagged_as_an_error_is_one_and_a_call_without_a_name_is_a_tool() -> None:
+    b = Rows().user("Please fix the bug.")
+    b.assistant(None, ("c1", "read_file", {"path": "fields.py"}))
+    b.results(result("c1", "read_file", "all fine", is_error=True))
+    rows = list(b.rows)
+    rows[1] = replace(rows[1], tool_name=None)
+    assert [e.render() for e in fold_ledger(rows)] == [
+        'seq 1 request "Please fix the bug." → in progress',
+        'seq 2 call tool(path="fields.py") → error: all fine',
+    ]
