@@ -84,12 +84,12 @@ def _previous_items(text: str) -> list[Item]:
         if not line or section is None or line.startswith("Keywords:"):  # 0.1's bare word lists
             continue
         line = screen_line(line)  # an earlier summary (maybe an LLM's) is carried, never its orders
-        priority = _CARRIED[section]
+        priority, carried_to = _CARRIED[section], section
         if section == "Task and goals" and not task_seen:
             priority, task_seen = _PROTECTED, True
-        if section in ("Current state", "In-progress work"):  # the state then is history now
-            section, line = "Completed work", line if line.startswith("Earlier: ") else f"Earlier: {line}"
-        items.append(Item(section, clip(line, 600), priority, (-1, len(items))))
+        if section in ("Current state", "In-progress work"):  # the state then is history now (each bullet)
+            carried_to, line = "Completed work", line if line.startswith("Earlier: ") else f"Earlier: {line}"
+        items.append(Item(carried_to, clip(line, 600), priority, (-1, len(items))))
     return items
 
 
