@@ -386,3 +386,15 @@ def test_a_result_flagged_as_an_error_is_one_and_a_call_without_a_name_is_a_tool
         'seq 1 request "Please fix the bug." → in progress',
         'seq 2 call tool(path="fields.py") → error: all fine',
     ]
+
+
+def test_a_decision_is_stated_without_its_thought_label_and_a_question_is_none() -> None:
+    b = (
+        Rows()
+        .user("hi")
+        .assistant("THOUGHT: I will use make because it is simpler.\nI decided to use X, ok?")
+    )
+    assert [e.render() for e in fold_ledger(b.rows)] == [
+        'seq 1 request "hi" → answered',
+        "seq 2 decision: I will use make because it is simpler.",
+    ]
