@@ -25,6 +25,7 @@ from sleepcompact.domain.summary_items import Item
         ("Done so far", "Completed work"),
         ("Current state", "Current state"),
         ("State of things", "Current state"),
+        ("Current work", "Current state"),
         ("In-progress work", "In-progress work"),
         ("Progress", "In-progress work"),
         ("Next steps", "Next steps"),
