@@ -398,3 +398,10 @@ def test_a_decision_is_stated_without_its_thought_label_and_a_question_is_none()
         'seq 1 request "hi" → answered',
         "seq 2 decision: I will use make because it is simpler.",
     ]
+
+
+def test_a_system_message_is_no_request() -> None:
+    rows = rows_of(
+        [{"role": "system", "content": "You are careful."}, {"role": "user", "content": "Fix it."}], COUNT
+    )
+    assert [e.render() for e in fold_ledger(rows)] == ['seq 2 request "Fix it." → pending']

@@ -287,3 +287,27 @@ def test_a_summary_of_nothing_says_nothing_was_folded() -> None:
     assert (
         offline_summary(SummaryInput((), None, 50), COUNT) == "## Task and goals\n- No messages were folded."
     )
+
+
+def request_lines(summary: str) -> list[str]:
+    return [line for line in summary.splitlines() if "request" in line.lower()]
+
+
+def test_the_only_request_is_the_task_and_not_also_an_open_step() -> None:
+    summary = offline_summary(SummaryInput(ROWS[:5], None, 2000), COUNT)
+    assert "## Next steps" not in summary
+    task = "Please fix the failing test in src/app/models.py. I prefer small commits."
+    assert request_lines(summary) == [
+        f"- Initial request (seq 1): {task}",
+        f'- seq 1 request "{task}" → in progress',
+    ]
+
+
+def test_a_request_answered_in_the_live_rows_is_not_an_open_step() -> None:
+    rows = rows_of([*RUN, {"role": "assistant", "content": "Updated the changelog too."}], COUNT)
+    summary = offline_summary(SummaryInput(rows[:8], None, 2000, rows[8:]), COUNT)
+    assert "## Next steps" not in summary
+    assert request_lines(summary)[1:] == [
+        '- seq 1 request "Please fix the failing test in src/app/models.py. I prefer small commits." → done',
+        '- seq 8 request "Also update the changelog?" → answered',
+    ]
