@@ -14,7 +14,7 @@ import pytest
 
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.prompt import SummaryInput
-from sleepcompact.domain.summary import offline_summary
+from sleepcompact.domain.summary import _user_items, offline_summary
 from tests.support.rows import rows_of
 from tests.support.summaries import tool_call
 
@@ -311,3 +311,53 @@ def test_a_request_answered_in_the_live_rows_is_not_an_open_step() -> None:
         '- seq 1 request "Please fix the failing test in src/app/models.py. I prefer small commits." → done',
         '- seq 8 request "Also update the changelog?" → answered',
     ]
+
+
+TRIP: list[dict[str, Any]] = [
+    {"role": "user", "content": "Plan my trip. I live in Lisbon."},
+    {"role": "assistant", "content": "Sure."},
+    {"role": "user", "content": "I prefer window seats."},
+    {"role": "assistant", "content": "Noted."},
+    {"role": "user", "content": "I never fly at night."},
+    {"role": "assistant", "content": "Noted."},
+    {"role": "user", "content": "Book the Friday flight please."},
+    {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "book", {"day": "Friday"})]},
+]
+
+
+def test_the_users_facts_go_before_their_preferences_and_older_before_newer() -> None:
+    rows = list(rows_of(TRIP, COUNT))
+    users = [r for r in rows if r.role == "user"]
+    assert [(it.section, it.text, it.priority, it.rank) for it in _user_items(rows, users, False, False)] == [
+        ("Constraints and user preferences", "I live in Lisbon. (seq 1)", 8, (0,)),
+        ("Task and goals", "Initial request (seq 1): Plan my trip. I live in Lisbon.", 11, ()),
+        ("Constraints and user preferences", "I prefer window seats. (seq 3)", 9, (-1,)),
+        ("Constraints and user preferences", "I never fly at night. (seq 5)", 9, (-2,)),
+    ]
+    summary = offline_summary(SummaryInput(tuple(rows), None, 2000), COUNT)
+    assert "## Next steps\n- Open request (seq 7, in progress): Book the Friday flight please.\n" in summary
+
+
+@pytest.mark.parametrize("extra", [0, 1])  # at the limit, and one over it
+def test_requests_and_preferences_are_clipped_at_their_lengths(extra: int) -> None:
+    task, preference, request = (
+        "t" * (600 + extra),
+        "I prefer " + "p" * (290 + extra) + ".",
+        "r" * (400 + extra),
+    )
+    assert (len(task), len(preference), len(request)) == (600 + extra, 300 + extra, 400 + extra)
+    chat = [
+        {"role": "user", "content": task},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": preference},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": request},
+    ]
+    summary = offline_summary(SummaryInput(rows_of(chat, COUNT), None, 4000), COUNT)
+
+    def clipped(text: str, limit: int) -> str:
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    assert f"- Initial request (seq 1): {clipped(task, 600)}\n" in summary
+    assert f"- {clipped(preference, 300)} (seq 3)\n" in summary
+    assert f"- Open request (seq 5, pending): {clipped(request, 400)}\n" in summary
