@@ -14,7 +14,7 @@ import pytest
 
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.prompt import SummaryInput
-from sleepcompact.domain.summary import _user_items, offline_summary
+from sleepcompact.domain.summary import _assistant_items, _user_items, offline_summary
 from tests.support.rows import rows_of
 from tests.support.summaries import tool_call
 
@@ -361,3 +361,73 @@ def test_requests_and_preferences_are_clipped_at_their_lengths(extra: int) -> No
     assert f"- Initial request (seq 1): {clipped(task, 600)}\n" in summary
     assert f"- {clipped(preference, 300)} (seq 3)\n" in summary
     assert f"- Open request (seq 5, pending): {clipped(request, 400)}\n" in summary
+
+
+def test_each_user_message_is_the_task_a_request_or_a_preference() -> None:
+    chat = [
+        {"role": "user", "content": "Fix the parser please."},
+        {
+            "role": "assistant",
+            "content": "What is broken? Fixed the parser. I decided to use regex. Remaining: the docs.",
+        },
+        {"role": "user", "content": "Thanks. Why did it break?"},
+        {"role": "assistant", "content": "Completed the docs too. Next, the changelog."},
+        {"role": "user", "content": "I prefer short answers."},
+        {"role": "user", "content": "ok"},
+    ]
+    rows = list(rows_of(chat, COUNT))
+    users = [r for r in rows if r.role == "user"]
+    expected = [
+        ("Task and goals", "Initial request (seq 1): Fix the parser please.", 11, ()),
+        ("Task and goals", "Request: Thanks. Why did it break? (seq 3)", 6, (-1,)),
+        ("Constraints and user preferences", "I prefer short answers. (seq 5)", 9, (-2,)),
+    ]
+    assert [
+        (it.section, it.text, it.priority, it.rank) for it in _user_items(rows, users, False, False)
+    ] == expected
+    rolling = _user_items(rows, users, False, True)
+    assert rolling[0].text == "Request (seq 1): Fix the parser please."
+    # the assistant's work, newest message first; its questions and decisions are not bullets here
+    assistants = [r for r in rows if r.role == "assistant"]
+    assert [(it.section, it.text, it.priority, it.rank) for it in _assistant_items(rows, assistants)] == [
+        ("Completed work", "Completed the docs too. (seq 4)", 6, (0,)),
+        ("Next steps", "Next, the changelog. (seq 4)", 5, (0,)),
+        ("Completed work", "Fixed the parser. (seq 2)", 6, (1,)),
+        ("Next steps", "Remaining: the docs. (seq 2)", 5, (1,)),
+        (
+            "Current state",
+            "Last assistant message (seq 4): Completed the docs too. Next, the changelog.",
+            8,
+            (),
+        ),
+    ]
+
+
+def test_a_fold_without_a_user_message_says_so_as_its_task() -> None:
+    rows = rows_of(
+        [{"role": "assistant", "content": "Done."}, {"role": "assistant", "content": "Fixed."}], COUNT
+    )
+    assert offline_summary(SummaryInput(rows, None, 500), COUNT).split("\n\n")[0] == (
+        "## Task and goals\n- No user request in seq 1-2; see the archive."
+    )
+
+
+@pytest.mark.parametrize("extra", [0, 1])  # at the limit, and one over it
+def test_a_request_a_completed_step_and_the_last_message_are_clipped_at_their_lengths(extra: int) -> None:
+    request, done, last = "q" * (300 + extra), "Fixed " + "d" * (293 + extra) + ".", "m" * (400 + extra)
+    assert (len(request), len(done), len(last)) == (300 + extra, 300 + extra, 400 + extra)
+    chat = [
+        {"role": "user", "content": "Fix it."},
+        {"role": "user", "content": request},
+        {"role": "assistant", "content": done},
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": last},
+    ]
+    summary = offline_summary(SummaryInput(rows_of(chat, COUNT), None, 4000), COUNT)
+
+    def clipped(text: str, limit: int) -> str:
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    assert f"- Request: {clipped(request, 300)} (seq 2)\n" in summary
+    assert f"- {clipped(done, 300)} (seq 3)\n" in summary
+    assert f"- Last assistant message (seq 5): {clipped(last, 400)}\n" in summary
