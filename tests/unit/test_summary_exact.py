@@ -431,3 +431,14 @@ def test_a_request_a_completed_step_and_the_last_message_are_clipped_at_their_le
     assert f"- Request: {clipped(request, 300)} (seq 2)\n" in summary
     assert f"- {clipped(done, 300)} (seq 3)\n" in summary
     assert f"- Last assistant message (seq 5): {clipped(last, 400)}\n" in summary
+
+
+def test_the_tools_used_are_listed_most_used_first_and_ties_by_name() -> None:
+    chat: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    for i, name in enumerate(["zed", "bash", "edit", "bash", "zed", "abc"]):
+        chat.append(
+            {"role": "assistant", "content": None, "tool_calls": [tool_call(f"c{i}", name, {"x": str(i)})]}
+        )
+        chat.append({"role": "tool", "tool_call_id": f"c{i}", "content": "ok"})
+    summary = offline_summary(SummaryInput(rows_of(chat, COUNT), None, 2000), COUNT)
+    assert "\n- Tools used: bash ×2, zed ×2, abc ×1, edit ×1.\n" in summary
