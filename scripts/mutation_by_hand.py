@@ -141,7 +141,11 @@ def _record_kills(meta_dir: Path, verdicts: dict[str, str]) -> int:
         for name in taken_back:
             codes[name] = None
         if kills or taken_back:
-            meta.write_text(json.dumps(record, indent=4))
+            # Written whole and then renamed: a second runner reading the records at the same moment
+            # (two modules run side by side) never sees a half-written file.
+            partial = meta.with_suffix(".meta.partial")
+            partial.write_text(json.dumps(record, indent=4))
+            os.replace(partial, meta)
             recorded += len(kills)
     return recorded
 
