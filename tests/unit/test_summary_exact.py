@@ -289,6 +289,11 @@ def test_a_summary_of_nothing_says_nothing_was_folded() -> None:
     )
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` as the summary clips it to ``limit`` characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def request_lines(summary: str) -> list[str]:
     return [line for line in summary.splitlines() if "request" in line.lower()]
 
@@ -354,9 +359,6 @@ def test_requests_and_preferences_are_clipped_at_their_lengths(extra: int) -> No
         {"role": "user", "content": request},
     ]
     summary = offline_summary(SummaryInput(rows_of(chat, COUNT), None, 4000), COUNT)
-
-    def clipped(text: str, limit: int) -> str:
-        return text if len(text) <= limit else text[: limit - 1] + "…"
 
     assert f"- Initial request (seq 1): {clipped(task, 600)}\n" in summary
     assert f"- {clipped(preference, 300)} (seq 3)\n" in summary
@@ -424,9 +426,6 @@ def test_a_request_a_completed_step_and_the_last_message_are_clipped_at_their_le
         {"role": "assistant", "content": last},
     ]
     summary = offline_summary(SummaryInput(rows_of(chat, COUNT), None, 4000), COUNT)
-
-    def clipped(text: str, limit: int) -> str:
-        return text if len(text) <= limit else text[: limit - 1] + "…"
 
     assert f"- Request: {clipped(request, 300)} (seq 2)\n" in summary
     assert f"- {clipped(done, 300)} (seq 3)\n" in summary
