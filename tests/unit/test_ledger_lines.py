@@ -152,7 +152,7 @@ def test_a_call_line_counts_its_tool_and_its_error() -> None:
 
 
 def test_a_long_argument_is_cut_middle_out_on_its_line() -> None:
-    run = [
+    run: list[dict[str, Any]] = [
         {"role": "user", "content": "write it"},
         {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "write", {"text": "x" * 200})]},
         {"role": "tool", "tool_call_id": "c1", "content": "written"},
@@ -162,7 +162,7 @@ def test_a_long_argument_is_cut_middle_out_on_its_line() -> None:
 
 def test_a_name_the_cut_took_from_a_later_argument_is_listed_on_the_line() -> None:
     arguments = {"a": "x" * 100, "b": "y" * 100, "c": "beta_value " + "z" * 100, "d": "w" * 100}
-    run = [
+    run: list[dict[str, Any]] = [
         {"role": "user", "content": "write it"},
         {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "write", arguments)]},
         {"role": "tool", "tool_call_id": "c1", "content": "written"},
