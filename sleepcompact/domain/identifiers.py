@@ -256,13 +256,12 @@ def extract_identifiers(text: str) -> list[str]:
 
 
 _SERIES_ITEM = re.compile(r"[_-]\d{2,}(?:\.\w+)?$")
-_TICKET_SHAPE = re.compile(r"[A-Z]{2,6}-\d{2,8}")
 
 
 def output_noise(value: str) -> bool:
     """Whether an identifier from tool output is listing noise: a test node id or a numbered series item
     (``run_0001.log``, ``frame-12.png``; a ticket such as ``BLD-4411`` ends the same way and is not)."""
-    if _TICKET_SHAPE.fullmatch(value):
+    if _TICKET.fullmatch(value):  # the scan's own ticket pattern
         return False
     return "::" in value or _SERIES_ITEM.search(value) is not None
 
