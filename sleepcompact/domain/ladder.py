@@ -141,11 +141,6 @@ class Plan:
         return not self.changes and self.summary is None
 
 
-def _group_starts(rows: Sequence[MessageRecord]) -> list[bool]:
-    """A row opens a group when it is the first part of an appended message."""
-    return [r.part == 0 for r in rows]
-
-
 def assign_sections(rows: Sequence[MessageRecord]) -> list[str]:
     """HISTORY before the current turn; CURRENT the newest assistant message and results; IN_LOOP between."""
     n = len(rows)
