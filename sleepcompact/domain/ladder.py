@@ -147,7 +147,8 @@ def assign_sections(rows: Sequence[MessageRecord]) -> list[str]:
     turn_start = next((i for i in range(n - 1, -1, -1) if _is_user_turn(rows[i])), 0)
     last_assistant = next((i for i in range(n - 1, turn_start - 1, -1) if rows[i].role == "assistant"), None)
     current_start = n
-    if last_assistant is not None and last_assistant > turn_start:
+    # turn_start is a user row, or 0 when there is none: then an assistant message first is CURRENT too.
+    if last_assistant is not None:
         current_start = last_assistant
         while current_start > turn_start and rows[current_start].part != 0:
             current_start -= 1
@@ -183,7 +184,7 @@ def plan(
         if not within(layout, limits):
             reason = "the protected turns alone exceed the provider's request limits (attachments, bytes)"
         return replace(_finish(layout, before, None, reason, section_sizes), over_limits=over_limits)
-    summary = _summary_request(layout, policy, count, force_summary, before)
+    summary = _summary_request(layout, policy, force_summary, before)
     summary_size = summary.max_tokens + MESSAGE_OVERHEAD if summary else 0
     if not layout.fits(summary_size):
         # With a summary, what is still over the target is the protected turns, kept up to hard (below):
@@ -262,9 +263,7 @@ def _llm_free_steps(
                 record("mask", section, _mask(layout, by_section[section], inner, count))
 
 
-def _summary_request(
-    layout: _Layout, policy: Policy, count: Count, force: bool, before: int
-) -> SummaryRequest | None:
+def _summary_request(layout: _Layout, policy: Policy, force: bool, before: int) -> SummaryRequest | None:
     rows, tokens = layout.rows, layout.tokens
     head = 0
     while head < len(rows) and rows[head].role == "system" and rows[head].kind != "summary":

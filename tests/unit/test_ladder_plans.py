@@ -119,6 +119,12 @@ def test_the_newest_turn_is_split_into_the_loop_and_the_current_step() -> None:
         .assistant("done")
     )
     assert assign_sections(b.rows) == ["IN_LOOP", "IN_LOOP", "IN_LOOP", "IN_LOOP", "CURRENT"]
+    # No user message at all (a trajectory that starts with the agent): the newest assistant message
+    # and its results are still the current step, even when that message is the first row.
+    b = Rows().assistant("looking", ("c1", "ls", {})).results(result("c1", "ls", "x"))
+    assert assign_sections(b.rows) == ["CURRENT", "CURRENT", "CURRENT"]
+    b = Rows().assistant("first").assistant("looking", ("c1", "ls", {})).results(result("c1", "ls", "x"))
+    assert assign_sections(b.rows) == ["IN_LOOP", "CURRENT", "CURRENT", "CURRENT"]
 
 
 def test_large_old_outputs_are_truncated_and_nothing_is_summarized() -> None:
@@ -151,6 +157,7 @@ def test_a_long_chat_folds_its_prefix_into_a_summary_of_bounded_size() -> None:
     assert (p.summary.max_tokens, p.summary.tokens_replaced, p.summary.previous) == (1_200, 11_832, None)
     assert (p.summary.first_seq, p.summary.last_seq) == (2, 43)
     assert steps(p) == [("summarize", "HISTORY", 42, 10_632)]
+    assert p.sections == {"HISTORY": 16_656, "IN_LOOP": 226, "CURRENT": 376}
     assert {c.state for c in p.changes} == {"archived"} and len(p.changes) == 42
     smaller = with_summary_size(p, 500)
     assert (smaller.tokens_after, steps(smaller)) == (5_930, [("summarize", "HISTORY", 42, 11_332)])
@@ -171,8 +178,9 @@ def test_a_short_conversation_is_left_alone_even_when_a_summary_is_asked_for() -
     )
     assert forced.is_noop
     unforced = plan(snapshot(b.rows), BUDGET, Policy(), count)
-    assert (unforced.reason, unforced.sections) == (
+    assert (unforced.reason, unforced.fits, unforced.sections) == (
         "already under the target",
+        True,
         {"HISTORY": 32, "IN_LOOP": 6, "CURRENT": 6},
     )
     assert unforced.is_noop

@@ -55,7 +55,7 @@ def test_past_thinking_is_taken_out_and_the_text_around_it_stays() -> None:
     only_thinking = by_seq[rows[4].seq]
     assert (only_thinking.state, only_thinking.step) == ("archived", "thinking")
     step = next(s for s in p.steps if s.step == "thinking")
-    assert step.messages == 2
+    assert (step.messages, step.section) == (2, "HISTORY")
     assert step.tokens_saved == (rows[2].live_tokens - answered.live_tokens) + rows[4].live_tokens
 
 

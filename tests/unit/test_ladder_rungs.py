@@ -1,0 +1,156 @@
+"""The ladder's rungs one by one, each plan whole: its reason, whether it fits, its figures, the
+section every step ran on, and whether the rows were over the provider's request limits.
+
+A plan's reason and steps are what ``sleepcompact inspect`` shows an operator and what the compaction
+records; mutation testing (docs/mutation.md, twentieth session) found that none of the ladder's fast
+tests reached the tool-summary rung, the attachment rung, the two reasons a plan gives when it cannot
+summarize, or the exact threshold at which masking is worth doing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sleepcompact.domain.elision import RequestLimits
+from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
+from sleepcompact.domain.records import MessageRecord
+from tests.unit.test_ladder import Rows, budget_for, count, filler, result
+
+BUDGET = budget_for(16_000)  # usable 12,000, target 7,800, hard 10,200
+IMAGE: dict[str, Any] = {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}}
+
+
+def snapshot(rows: list[MessageRecord]) -> Snapshot:
+    return Snapshot("conv-1", 0, rows[-1].seq, tuple(rows))
+
+
+def figures(p: Plan) -> tuple[str, bool, int, int, dict[str, int], bool]:
+    return (p.reason, p.fits, p.tokens_before, p.tokens_after, p.sections, p.over_limits)
+
+
+def steps(p: Plan) -> list[tuple[str, str, int, int]]:
+    return [(s.step, s.section, s.messages, s.tokens_saved) for s in p.steps]
+
+
+def reads(turns: int, size: int, *, newest: int = 300, summarized: bool = False) -> list[MessageRecord]:
+    """Turns that each read a file of ``size`` filler tokens (the newest one ``newest``), optionally with the
+    short description a tool may attach to its output (``tool_summary``)."""
+    b = Rows().system("You are careful.")
+    for t in range(turns):
+        b.user(f"task {t}")
+        b.assistant(f"reading {t}", (f"c{t}", "read_file", {"path": f"m{t}.py"}))
+        output = filler(size if t < turns - 1 else newest, f"w{t}")
+        b.results(
+            result(f"c{t}", "read_file", output, tool_summary=f"m{t}.py: 40 lines" if summarized else None)
+        )
+    return b.rows
+
+
+def test_a_tools_own_summary_of_its_output_replaces_the_old_outputs_first() -> None:
+    p = plan(snapshot(reads(6, 2_200, summarized=True)), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        14_355,
+        700,
+        {"HISTORY": 13_943, "IN_LOOP": 7, "CURRENT": 405},
+        False,
+    )
+    assert steps(p) == [("tool_summary", "HISTORY", 5, 13_655)]
+    assert {(c.state, c.step) for c in p.changes} == {("masked", "tool_summary")}
+
+
+def test_old_images_over_the_attachment_limit_are_archived_though_the_tokens_fit() -> None:
+    b = Rows().system("You are careful.")
+    for t in range(4):
+        b.user([{"type": "text", "text": f"look at {t}"}, IMAGE])
+        b.assistant(f"seen {t}")
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=2))
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        6_468,
+        3_306,
+        {"HISTORY": 4_853, "IN_LOOP": 1_608, "CURRENT": 7},
+        True,
+    )
+    assert steps(p) == [("attachments", "HISTORY", 2, 3_162)]
+    # Without a limit to keep to, the same rows are already under the target and left alone.
+    untouched = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    assert (untouched.reason, untouched.over_limits, untouched.changes) == (
+        "already under the target",
+        False,
+        (),
+    )
+
+
+def test_a_newest_turn_alone_over_the_attachment_limit_is_said_so() -> None:
+    b = Rows().system("You are careful.").user("hi").assistant("hello")
+    b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE, IMAGE])
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=2))
+    assert figures(p) == (
+        "the protected turns alone exceed the provider's request limits (attachments, bytes)",
+        True,
+        4_823,
+        4_823,
+        {"HISTORY": 18, "IN_LOOP": 4_805, "CURRENT": 0},
+        True,
+    )
+    assert steps(p) == [] and p.changes == ()
+
+
+def test_a_forced_summary_of_too_few_messages_still_runs_the_llm_free_rungs() -> None:
+    rows = reads(2, 2_000)
+    forced = plan(snapshot(rows), BUDGET, Policy(), count, force_summary=True)
+    assert figures(forced) == (
+        "fits after the LLM-free steps; nothing worth summarizing",
+        True,
+        2_957,
+        1_429,
+        {"HISTORY": 2_545, "IN_LOOP": 7, "CURRENT": 405},
+        False,
+    )
+    assert steps(forced) == [("truncate", "HISTORY", 1, 1_528)]
+    assert figures(plan(snapshot(rows), BUDGET, Policy(), count))[:4] == (
+        "already under the target",
+        True,
+        2_957,
+        2_957,
+    )
+
+
+def test_what_no_summary_can_reach_is_cut_down_to_the_target_not_to_hard() -> None:
+    # A long system prompt and one message: nothing outside the preserve window to summarize, so the
+    # user's message is cut middle-out, to the target (7,800), not only as far as hard (10,200).
+    rows = Rows().system(filler(5_000, "rule")).user("go " + filler(2_000, "said")).rows
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "cannot fit: too few messages outside the preserve window to summarize",
+        False,
+        9_020,
+        7_489,
+        {"HISTORY": 6_510, "IN_LOOP": 2_510, "CURRENT": 0},
+        False,
+    )
+    assert steps(p) == [("truncate_turn", "CURRENT", 1, 1_531)]
+    alone = Rows().system(filler(6_500, "rule")).user("go").rows
+    assert figures(plan(snapshot(alone), BUDGET, Policy(), count))[:4] == (
+        "cannot fit: too few messages outside the preserve window to summarize",
+        False,
+        8_765,
+        8_765,
+    )
+
+
+def test_masking_runs_when_it_saves_exactly_the_minimum_and_not_one_token_less() -> None:
+    # Eight reads of 900 tokens (under the cap: nothing to truncate). The four outputs outside the
+    # protected turns and the newest 3,000 tokens would save 4,424 tokens masked.
+    rows = reads(8, 900, newest=900)
+    at_minimum = plan(snapshot(rows), BUDGET, Policy(minimum_saving=4_424), count)
+    assert figures(at_minimum)[:4] == ("fits after LLM-free steps", True, 9_304, 4_880)
+    assert steps(at_minimum) == [("mask", "HISTORY", 4, 4_424)]
+    # One token short of the minimum, that mask is not worth it; still over the target, the loop's own
+    # mask (which protects only the newest tool output) runs instead and masks six.
+    under = plan(snapshot(rows), BUDGET, Policy(minimum_saving=4_425), count)
+    assert figures(under)[:4] == ("fits after LLM-free steps", True, 9_304, 2_668)
+    assert steps(under) == [("mask", "HISTORY", 6, 6_636)]
