@@ -14,7 +14,7 @@ from typing import Any
 from sleepcompact.domain.elision import RequestLimits
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.records import MessageRecord
-from tests.unit.test_ladder import Rows, budget_for, count, filler, result
+from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, filler, result
 
 BUDGET = budget_for(16_000)  # usable 12,000, target 7,800, hard 10,200
 IMAGE: dict[str, Any] = {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}}
@@ -154,3 +154,48 @@ def test_masking_runs_when_it_saves_exactly_the_minimum_and_not_one_token_less()
     under = plan(snapshot(rows), BUDGET, Policy(minimum_saving=4_425), count)
     assert figures(under)[:4] == ("fits after LLM-free steps", True, 9_304, 2_668)
     assert steps(under) == [("mask", "HISTORY", 6, 6_636)]
+
+
+def agent_loop(calls: int, size: int, *, screenshots: bool = False) -> list[MessageRecord]:
+    """One user message, then ``calls`` tool calls each answered by ``size`` filler tokens, or by a
+    screenshot: one long turn, all of it protected by the protected-turns rule."""
+    b = Rows().system("You are careful.").user("go")
+    for t in range(calls):
+        b.assistant(f"step {t}", (f"c{t}", "screenshot" if screenshots else "read_file", {"n": t}))
+        content: Any = (
+            [{"type": "text", "text": f"shot {t}"}, IMAGE] if screenshots else filler(size, f"w{t}")
+        )
+        b.results(PartSpec("tool", "tool_result", content, tool_call_id=f"c{t}", tool_name="screenshot"))
+    return b.rows
+
+
+def test_inside_one_long_turn_the_oldest_screenshots_go_until_the_request_is_within_limits() -> None:
+    p = plan(snapshot(agent_loop(4, 0, screenshots=True)), BUDGET, Policy(), count, limits=RequestLimits(2))
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        6_517,
+        3_355,
+        {"HISTORY": 8, "IN_LOOP": 4_883, "CURRENT": 1_626},
+        True,
+    )
+    assert steps(p) == [("attachments", "IN_LOOP", 2, 3_162)]
+    # The two oldest go; the third stays (two are allowed) and so does the newest, the current step's.
+    assert [(c.seq, c.state, c.step) for c in p.changes] == [
+        (5, "masked", "attachments"),
+        (8, "masked", "attachments"),
+    ]
+
+
+def test_inside_one_long_turn_old_tool_output_is_masked_keeping_the_newest() -> None:
+    p = plan(snapshot(agent_loop(10, 900)), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        11_543,
+        2_687,
+        {"HISTORY": 8, "IN_LOOP": 10_382, "CURRENT": 1_153},
+        False,
+    )
+    assert steps(p) == [("mask", "IN_LOOP", 8, 8_856)]
+    assert [c.seq for c in p.changes] == [5, 8, 11, 14, 17, 20, 23, 26]  # the two newest outputs stay
