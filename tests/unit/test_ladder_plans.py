@@ -125,6 +125,9 @@ def test_the_newest_turn_is_split_into_the_loop_and_the_current_step() -> None:
     assert assign_sections(b.rows) == ["CURRENT", "CURRENT", "CURRENT"]
     b = Rows().assistant("first").assistant("looking", ("c1", "ls", {})).results(result("c1", "ls", "x"))
     assert assign_sections(b.rows) == ["IN_LOOP", "CURRENT", "CURRENT", "CURRENT"]
+    # A call with no text before it: the assistant's only row is the one before the result.
+    b = Rows().user("q").assistant(None, ("c1", "ls", {})).results(result("c1", "ls", "x"))
+    assert assign_sections(b.rows) == ["IN_LOOP", "CURRENT", "CURRENT"]
 
 
 def test_large_old_outputs_are_truncated_and_nothing_is_summarized() -> None:
@@ -184,3 +187,4 @@ def test_a_short_conversation_is_left_alone_even_when_a_summary_is_asked_for() -
         {"HISTORY": 32, "IN_LOOP": 6, "CURRENT": 6},
     )
     assert unforced.is_noop
+    assert unforced.target == BUDGET.target == 7_800

@@ -84,6 +84,19 @@ def test_old_images_over_the_attachment_limit_are_archived_though_the_tokens_fit
     )
 
 
+def test_old_images_go_all_at_once_not_one_by_one_until_the_request_fits() -> None:
+    # Five screenshots, four allowed, over the target: the first one archived would be enough, but every
+    # image outside the protected turns goes in one change, so the cached prefix changes once.
+    b = Rows().system("You are careful.")
+    for t in range(5):
+        b.user([{"type": "text", "text": f"look at {t}"}, IMAGE])
+        b.assistant(f"seen {t}")
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=4))
+    assert figures(p)[:4] == ("fits after LLM-free steps", True, 8_083, 3_340)
+    assert steps(p) == [("attachments", "HISTORY", 3, 4_743)]
+    assert [c.seq for c in p.changes] == [2, 4, 6]
+
+
 def test_a_newest_turn_alone_over_the_attachment_limit_is_said_so() -> None:
     b = Rows().system("You are careful.").user("hi").assistant("hello")
     b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE, IMAGE])
@@ -199,3 +212,39 @@ def test_inside_one_long_turn_old_tool_output_is_masked_keeping_the_newest() -> 
     )
     assert steps(p) == [("mask", "IN_LOOP", 8, 8_856)]
     assert [c.seq for c in p.changes] == [5, 8, 11, 14, 17, 20, 23, 26]  # the two newest outputs stay
+
+
+def test_between_the_target_and_hard_an_unsummarizable_message_is_still_cut_to_the_target() -> None:
+    # 8,270 tokens (9,511 scaled): under hard, over the target, and nothing to fold.
+    rows = Rows().system(filler(4_500, "rule")).user("go " + filler(2_000, "said")).rows
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "fits after the LLM-free steps; nothing worth summarizing",
+        True,
+        8_270,
+        6_739,
+        {"HISTORY": 5_760, "IN_LOOP": 2_510, "CURRENT": 0},
+        False,
+    )
+    assert steps(p) == [("truncate_turn", "CURRENT", 1, 1_531)]
+
+
+def test_a_conversation_exactly_at_the_target_is_left_whole_and_one_token_more_is_cut() -> None:
+    # 6,782 counted tokens scale (x 1.15, rounded up) to exactly the target, 7,800; 6,783 to 7,801.
+    user = "go " + filler(2_000, "said")
+    at = Rows().system(filler(3_200, "rule") + " ok" * 263).user(user).rows
+    p = plan(snapshot(at), BUDGET, Policy(), count, force_summary=True)
+    assert (p.reason, p.tokens_before, p.tokens_after, p.changes) == (
+        "already under the target; too few messages worth summarizing",
+        6_782,
+        6_782,
+        (),
+    )
+    over = Rows().system(filler(3_200, "rule") + " ok" * 264).user(user).rows
+    p = plan(snapshot(over), BUDGET, Policy(), count, force_summary=True)
+    assert (p.reason, p.tokens_before, p.tokens_after) == (
+        "fits after the LLM-free steps; nothing worth summarizing",
+        6_783,
+        5_252,
+    )
+    assert steps(p) == [("truncate_turn", "CURRENT", 1, 1_531)]
