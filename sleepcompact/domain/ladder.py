@@ -244,7 +244,7 @@ def _llm_free_steps(
     if mask_allowed:
         for section in SECTIONS:
             if go():
-                record("mask", section, _mask(layout, by_section[section], candidates, count))
+                record("mask", section, _mask(layout, by_section[section], candidates))
     if not layout.fits() or not within(layout, limits):
         # One long agent loop is all "current turn", and a request over the provider's limits cannot be
         # sent at all: archive attachments inside the protected turns too (the text around them stays),
@@ -260,7 +260,7 @@ def _llm_free_steps(
         }
         for section in SECTIONS:
             if not layout.fits():
-                record("mask", section, _mask(layout, by_section[section], inner, count))
+                record("mask", section, _mask(layout, by_section[section], inner))
 
 
 def _summary_request(layout: _Layout, policy: Policy, force: bool, before: int) -> SummaryRequest | None:

@@ -219,9 +219,8 @@ def _placeholder(row: MessageRecord, count: Count) -> tuple[str, int]:
     return view, _view_tokens(view, count)
 
 
-def _mask(
-    layout: _Layout, idx: list[int], candidates: dict[int, tuple[str, int]], count: Count
-) -> tuple[int, int]:
+def _mask(layout: _Layout, idx: list[int], candidates: dict[int, tuple[str, int]]) -> tuple[int, int]:
+    """Mask the rows of ``idx`` among ``candidates`` (placeholders counted once, by the caller)."""
     saved = n = 0
     for i in idx:
         if i not in candidates:

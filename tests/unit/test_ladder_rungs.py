@@ -248,3 +248,38 @@ def test_a_conversation_exactly_at_the_target_is_left_whole_and_one_token_more_i
         5_252,
     )
     assert steps(p) == [("truncate_turn", "CURRENT", 1, 1_531)]
+
+
+def test_images_in_the_protected_turns_go_before_the_newest_user_turn_when_over_the_limit() -> None:
+    # Both user turns are protected; over the limit of three, the earlier turn's two images go and the
+    # three the user just sent stay (nothing is current yet: no answer follows them).
+    b = Rows().system("You are careful.")
+    b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE]).assistant("seen")
+    b.user([{"type": "text", "text": "and these"}, IMAGE, IMAGE, IMAGE])
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=3))
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        8_024,
+        4_861,
+        {"HISTORY": 3_218, "IN_LOOP": 4_806, "CURRENT": 0},
+        True,
+    )
+    assert steps(p) == [("attachments", "IN_LOOP", 1, 3_163)]
+    assert [c.seq for c in p.changes] == [2]
+
+
+def test_images_in_the_protected_turns_go_when_the_tokens_are_over_though_the_count_is_within() -> None:
+    b = Rows().system("You are careful.")
+    b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE, IMAGE, IMAGE, IMAGE]).assistant("seen")
+    b.user("and what about the second one?")
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        8_029,
+        120,
+        {"HISTORY": 8_018, "IN_LOOP": 11, "CURRENT": 0},
+        False,
+    )
+    assert steps(p) == [("attachments", "IN_LOOP", 1, 7_909)]
