@@ -8,6 +8,8 @@ five-message minimum of an optional summary.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.records import MessageRecord
 from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, filler
@@ -92,3 +94,35 @@ def test_a_conversation_of_system_rows_only_has_nothing_to_fold() -> None:
         None,
         (),
     )
+
+
+def test_over_the_target_even_one_message_is_worth_folding_forced_or_not() -> None:
+    rows = (
+        Rows()
+        .system("rule")
+        .user("q " + filler(3_000, "q"))
+        .assistant("a " + filler(3_000, "a"))
+        .user("now?")
+        .rows
+    )
+    for force in (False, True):
+        p = planned(rows, force=force)
+        assert (p.reason, p.tokens_before, p.tokens_after) == (
+            "summarize the prefix outside the preserve window",
+            7_531,
+            4_903,
+        )
+        assert p.summary is not None and [r.seq for r in p.summary.rows] == [2]
+
+
+def test_folded_rows_keep_their_stored_view_and_name_the_summary_as_their_step() -> None:
+    # A message an earlier compaction truncated, and the earlier summary, are both folded: each change
+    # keeps the view and tokens the row had live (what restore and inspect show), under "summarize".
+    rows = chat(11, earlier_summary=True)[:-1]
+    rows[1] = replace(rows[1], live_content="Earlier: the gist, as shown", live_tokens=7)
+    rows[2] = replace(rows[2], state="truncated", live_content="q0 [... truncated ...]", live_tokens=5)
+    p = planned(rows, force=True)
+    assert [(c.seq, c.state, c.live_content, c.live_tokens, c.step) for c in p.changes] == [
+        (3, "archived", "q0 [... truncated ...]", 5, "summarize"),
+        (2, "archived", "Earlier: the gist, as shown", 7, "summarize"),
+    ]
