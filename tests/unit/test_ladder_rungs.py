@@ -234,8 +234,10 @@ def test_a_conversation_exactly_at_the_target_is_left_whole_and_one_token_more_i
     user = "go " + filler(2_000, "said")
     at = Rows().system(filler(3_200, "rule") + " ok" * 263).user(user).rows
     p = plan(snapshot(at), BUDGET, Policy(), count, force_summary=True)
-    assert (p.reason, p.tokens_before, p.tokens_after, p.changes) == (
+    assert (p.reason, p.fits, p.target, p.tokens_before, p.tokens_after, p.changes) == (
         "already under the target; too few messages worth summarizing",
+        True,
+        7_800,
         6_782,
         6_782,
         (),
@@ -283,3 +285,20 @@ def test_images_in_the_protected_turns_go_when_the_tokens_are_over_though_the_co
         False,
     )
     assert steps(p) == [("attachments", "IN_LOOP", 1, 7_909)]
+
+
+def test_a_summary_that_still_leaves_the_layout_over_the_target_says_so() -> None:
+    # A system prompt of 12,500 tokens: the first message is folded (a 64-token summary for 5), and the
+    # prompt alone is still over the target.
+    rows = Rows().system(filler(9_000, "rule")).user("hi").assistant("hello").user("go").rows
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "summarized as far as the preserve window allows; still over the target",
+        False,
+        12_525,
+        12_588,
+        {"HISTORY": 12_520, "IN_LOOP": 5, "CURRENT": 0},
+        False,
+    )
+    assert p.target == 7_800
+    assert p.summary is not None and [r.seq for r in p.summary.rows] == [2]
