@@ -23,7 +23,7 @@ from sleepcompact.domain.ladder import (
     with_summary_size,
 )
 from sleepcompact.domain.records import ConversationRecord, MessageRecord
-from tests.unit.test_ladder import Rows, budget_for, count, filler, result
+from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, filler, result
 
 BUDGET = budget_for(16_000)  # usable 12,000, target 7,800, hard 10,200
 
@@ -125,6 +125,9 @@ def test_the_newest_turn_is_split_into_the_loop_and_the_current_step() -> None:
     assert assign_sections(b.rows) == ["CURRENT", "CURRENT", "CURRENT"]
     b = Rows().assistant("first").assistant("looking", ("c1", "ls", {})).results(result("c1", "ls", "x"))
     assert assign_sections(b.rows) == ["IN_LOOP", "CURRENT", "CURRENT", "CURRENT"]
+    # Context a caller appends as the user (kind "context": the environment, a file opened) starts a turn.
+    b = Rows().user("q").assistant("a").message(PartSpec("user", "context", "cwd=/srv/app"))
+    assert assign_sections(b.rows) == ["HISTORY", "HISTORY", "IN_LOOP"]
     # A call with no text before it: the assistant's only row is the one before the result.
     b = Rows().user("q").assistant(None, ("c1", "ls", {})).results(result("c1", "ls", "x"))
     assert assign_sections(b.rows) == ["IN_LOOP", "CURRENT", "CURRENT"]

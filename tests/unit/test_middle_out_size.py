@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from sleepcompact.domain.messages import MESSAGE_OVERHEAD
 from sleepcompact.domain.steps import middle_out
 from tests.unit.test_ladder import count
 
@@ -42,3 +43,21 @@ def test_a_cut_keeps_most_of_its_cap_and_never_more(kind: str, cap: int) -> None
     assert head and end and tail, "head, marker, tail"
     assert text.startswith(head) and text.endswith(tail), "the output's own beginning and end"
     assert len(head) == len(tail), "as much of each end"
+
+
+@pytest.mark.parametrize(
+    ("kind", "cap", "length", "cost"),
+    [
+        ("cjk", 200, 261, 199),  # under one character per token: the estimate starts at one
+        ("cjk", 450, 429, 374),
+        ("emoji", 450, 266, 446),
+        ("prose", 22, 115, 36),  # a cap under the marker's own size: 16 tokens of text are still kept
+    ],
+)
+def test_a_cut_of_dense_text_or_under_a_tiny_cap_is_exactly_this_size(
+    kind: str, cap: int, length: int, cost: int
+) -> None:
+    text = {**OUTPUTS, "emoji": "🙂🚀" * 2_000}[kind]
+    view, got = middle_out(text, count(text), cap, 7, count)
+    assert (len(view), got) == (length, cost)
+    assert got == count(view) + MESSAGE_OVERHEAD
