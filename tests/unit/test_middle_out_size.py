@@ -52,6 +52,8 @@ def test_a_cut_keeps_most_of_its_cap_and_never_more(kind: str, cap: int) -> None
         ("cjk", 450, 429, 374),
         ("emoji", 450, 266, 446),
         ("prose", 22, 115, 36),  # a cap under the marker's own size: 16 tokens of text are still kept
+        ("prose", 38, 125, 38),  # a cut that lands exactly on its cap is kept, not shrunk again
+        ("cjk", 22, 117, 47),  # shrinking stops at 8 characters a side, over the cap or not
     ],
 )
 def test_a_cut_of_dense_text_or_under_a_tiny_cap_is_exactly_this_size(
