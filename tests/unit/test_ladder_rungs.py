@@ -9,6 +9,7 @@ summarize, or the exact threshold at which masking is worth doing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sleepcompact.domain.elision import RequestLimits
@@ -302,3 +303,42 @@ def test_a_summary_that_still_leaves_the_layout_over_the_target_says_so() -> Non
     )
     assert p.target == 7_800
     assert p.summary is not None and [r.seq for r in p.summary.rows] == [2]
+
+
+def test_an_output_an_earlier_compaction_cut_keeps_its_view_and_is_not_summarized_again() -> None:
+    rows = reads(6, 2_200, summarized=True)
+    first = next(i for i, r in enumerate(rows) if r.kind == "tool_result")
+    cut = "head " + filler(600, "kept") + " [... cut ...] tail"  # far longer than the tool's summary
+    rows[first] = replace(rows[first], state="truncated", live_content=cut, live_tokens=count(cut) + 4)
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p)[:4] == ("fits after LLM-free steps", True, 12_361, 1_437)
+    assert steps(p) == [("tool_summary", "HISTORY", 4, 10_924)]
+    assert [c.seq for c in p.changes] == [9, 13, 17, 21]  # not 5, the output already cut
+
+
+def test_with_a_summary_the_kept_turns_are_cut_only_when_they_would_not_fit_beside_it() -> None:
+    # Two user turns; the newest is huge. The older exchange is folded; the newest message is cut
+    # middle-out as well, since it and the summary together would be over hard.
+    b = Rows().system("rule").user("q1 " + filler(2_000, "q")).assistant("a1 " + filler(200, "a"))
+    b.user("q2 " + filler(6_000, "z"))
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "summarize the prefix outside the preserve window",
+        True,
+        10_789,
+        2_032,
+        {"HISTORY": 2_777, "IN_LOOP": 8_012, "CURRENT": 0},
+        False,
+    )
+    assert steps(p) == [("truncate_turn", "CURRENT", 1, 7_003), ("summarize", "HISTORY", 1, 1_758)]
+    # 5,000 tokens instead: with the summary it is under hard, so it is kept whole (over the target).
+    b = Rows().system("rule").user("q1 " + filler(2_000, "q")).assistant("a1 " + filler(200, "a"))
+    b.user("q2 " + filler(5_000, "z"))
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    assert figures(p)[:4] == (
+        "summarized as far as the preserve window allows; still over the target",
+        False,
+        9_289,
+        7_352,
+    )
+    assert steps(p) == [("summarize", "HISTORY", 2, 1_941)]
