@@ -342,3 +342,48 @@ def test_with_a_summary_the_kept_turns_are_cut_only_when_they_would_not_fit_besi
         7_352,
     )
     assert steps(p) == [("summarize", "HISTORY", 2, 1_941)]
+
+
+def test_an_attachment_only_output_in_the_protected_turns_does_not_stop_the_cuts_after_it() -> None:
+    b = Rows().system("You are careful.")
+    for t in range(3):
+        b.user(f"task {t}")
+        b.assistant(f"reading {t}", (f"c{t}", "read_file", {"path": f"m{t}.py"}))
+        b.results(result(f"c{t}", "read_file", filler(2_200, f"w{t}")))
+    b.user("look at the screen and the log")
+    b.assistant("both", ("s1", "screenshot", {}), ("l1", "read_file", {"path": "log"}))
+    screen = PartSpec("tool", "tool_result", [IMAGE], tool_call_id="s1", tool_name="screenshot")
+    b.results(screen, result("l1", "read_file", filler(2_200, "log")))
+    b.user("thanks, now the summary").assistant("ok")
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    assert figures(p)[:4] == ("fits after LLM-free steps", True, 12_781, 5_672)
+    # The screenshot (seq 18, protected, nothing to cut in it) is passed over; the log after it is cut.
+    assert steps(p) == [("truncate", "HISTORY", 4, 7_109)]
+    assert [(c.seq, c.step) for c in p.changes] == [
+        (5, "truncate"),
+        (9, "truncate"),
+        (13, "truncate"),
+        (19, "truncate"),
+    ]
+    view = p.changes[0].live_content
+    assert isinstance(view, str) and view.startswith("w00 value=0 w01 value=1")
+    assert "tokens truncated from the middle of this output" in view and "read_archived(seq=5)" in view
+
+
+def test_a_tools_summary_is_shown_with_where_the_full_output_is() -> None:
+    p = plan(snapshot(reads(6, 2_200, summarized=True)), BUDGET, Policy(), count)
+    assert (
+        p.changes[0].live_content
+        == "[tool-provided summary; the full output: read_archived(seq=5)] m0.py: 40 lines"
+    )
+
+
+def test_a_tools_summary_no_shorter_than_its_output_is_not_used() -> None:
+    # The output is exactly as long as its summary's view would be: nothing to gain, nothing changed,
+    # even with a summary forced (every rung runs).
+    b = Rows().system("You are careful.").user("task").assistant("reading", ("c0", "read_file", {}))
+    same = "[tool-provided summary; the full output: read_archived(seq=5)] m0.py: 40 lines"
+    b.results(result("c0", "read_file", same, tool_summary="m0.py: 40 lines")).user("next").assistant("ok")
+    assert b.rows[4].seq == 5
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count, force_summary=True)
+    assert p.changes == () and steps(p) == []
