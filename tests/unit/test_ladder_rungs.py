@@ -387,3 +387,20 @@ def test_a_tools_summary_no_shorter_than_its_output_is_not_used() -> None:
     assert b.rows[4].seq == 5
     p = plan(snapshot(b.rows), BUDGET, Policy(), count, force_summary=True)
     assert p.changes == () and steps(p) == []
+
+
+def test_an_output_masked_before_neither_counts_toward_the_protected_tokens_nor_is_masked_again() -> None:
+    # Eight reads of 900 tokens; the output of seq 25 was masked by an earlier compaction. The newest
+    # 1,134 tokens of tool output are protected: exactly the output of seq 21, counted without 25's
+    # placeholder. So 21 stays and the four before it are masked.
+    rows = reads(8, 900, newest=900)
+    outputs = [i for i, r in enumerate(rows) if r.kind == "tool_result"]
+    masked = rows[outputs[5]]
+    view = f"[tool output archived: read_file returned 1,300 tokens; read it with read_archived(seq={masked.seq})]"
+    rows[outputs[5]] = replace(masked, state="masked", live_content=view, live_tokens=count(view) + 4)
+    protect = rows[outputs[4]].live_tokens
+    assert (masked.seq, rows[outputs[4]].seq, protect) == (25, 21, 1_134)
+    p = plan(snapshot(rows), BUDGET, Policy(protect_tokens=protect, minimum_saving=0), count)
+    assert figures(p)[:4] == ("fits after LLM-free steps", True, 8_198, 3_774)
+    assert steps(p) == [("mask", "HISTORY", 4, 4_424)]
+    assert [c.seq for c in p.changes] == [5, 9, 13, 17]
