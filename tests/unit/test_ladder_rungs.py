@@ -15,6 +15,7 @@ from typing import Any
 from sleepcompact.domain.elision import RequestLimits
 from sleepcompact.domain.ladder import Plan, Policy, Snapshot, plan
 from sleepcompact.domain.records import MessageRecord
+from sleepcompact.domain.steps import MASK_PLACEHOLDER
 from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, filler, result
 
 BUDGET = budget_for(16_000)  # usable 12,000, target 7,800, hard 10,200
@@ -396,7 +397,7 @@ def test_an_output_masked_before_neither_counts_toward_the_protected_tokens_nor_
     rows = reads(8, 900, newest=900)
     outputs = [i for i, r in enumerate(rows) if r.kind == "tool_result"]
     masked = rows[outputs[5]]
-    view = f"[tool output archived: read_file returned 1,300 tokens; read it with read_archived(seq={masked.seq})]"
+    view = MASK_PLACEHOLDER.format(tool="read_file", tokens=1_300, seq=masked.seq)
     rows[outputs[5]] = replace(masked, state="masked", live_content=view, live_tokens=count(view) + 4)
     protect = rows[outputs[4]].live_tokens
     assert (masked.seq, rows[outputs[4]].seq, protect) == (25, 21, 1_134)
