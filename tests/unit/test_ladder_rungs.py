@@ -405,3 +405,38 @@ def test_an_output_masked_before_neither_counts_toward_the_protected_tokens_nor_
     assert figures(p)[:4] == ("fits after LLM-free steps", True, 8_198, 3_774)
     assert steps(p) == [("mask", "HISTORY", 4, 4_424)]
     assert [c.seq for c in p.changes] == [5, 9, 13, 17]
+
+
+def long_loop_with_summaries() -> list[MessageRecord]:
+    """One turn of twelve reads: every third output comes with a tool's summary (2,000 filler tokens),
+    the others are 1,900 or 1,000."""
+    b = Rows().system("You are careful.").user("go")
+    for t in range(12):
+        b.assistant(f"step {t}", (f"c{t}", "read_file", {"n": t}))
+        summary = f"file {t}: 40 lines" if t % 3 == 0 else None
+        size = (2_000, 1_900, 1_000)[t % 3]
+        b.results(result(f"c{t}", "read_file", filler(size, f"w{t}"), tool_summary=summary))
+    return b.rows
+
+
+def test_in_one_long_turn_outputs_already_cut_count_and_summarized_ones_do_not() -> None:
+    rows = long_loop_with_summaries()
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        25_496,
+        2_700,
+        {"HISTORY": 8, "IN_LOOP": 23_989, "CURRENT": 1_499},
+        False,
+    )
+    assert steps(p) == [
+        ("tool_summary", "IN_LOOP", 4, 9_924),
+        ("truncate", "IN_LOOP", 7, 6_244),
+        ("truncate", "CURRENT", 1, 286),
+        ("mask", "IN_LOOP", 6, 6_342),
+    ]
+    # The outputs cut this run weigh their cut size in the newest tokens kept; the ones replaced by
+    # their tool's summary weigh nothing: with 3,369 protected (3,000 by default), five are masked.
+    near = plan(snapshot(rows), BUDGET, Policy(protect_tokens=3_369), count)
+    assert (near.tokens_after, steps(near)[-1]) == (3_861, ("mask", "IN_LOOP", 5, 5_181))
