@@ -440,3 +440,21 @@ def test_in_one_long_turn_outputs_already_cut_count_and_summarized_ones_do_not()
     # their tool's summary weigh nothing: with 3,369 protected (3,000 by default), five are masked.
     near = plan(snapshot(rows), BUDGET, Policy(protect_tokens=3_369), count)
     assert (near.tokens_after, steps(near)[-1]) == (3_861, ("mask", "IN_LOOP", 5, 5_181))
+
+
+def test_a_masked_output_says_which_tool_returned_how_much_and_where_it_is() -> None:
+    p = plan(snapshot(reads(8, 900, newest=900)), BUDGET, Policy(minimum_saving=0), count)
+    by_seq = {c.seq: c for c in p.changes}
+    assert by_seq[5].live_content == (
+        "[tool output archived: read_file returned 1,134 tokens; read it with read_archived(seq=5)]"
+    )
+    # An output whose call named no tool (a bare function result) is "tool".
+    b = Rows().system("You are careful.")
+    for t in range(8):
+        b.user(f"task {t}").assistant(f"reading {t}", (f"c{t}", "read_file", {}))
+        b.results(PartSpec("tool", "tool_result", filler(900, f"w{t}"), tool_call_id=f"c{t}"))
+    anonymous = {c.seq: c for c in plan(snapshot(b.rows), BUDGET, Policy(minimum_saving=0), count).changes}
+    assert anonymous[5].live_content == (
+        "[tool output archived: tool returned 1,134 tokens; read it with read_archived(seq=5)]"
+    )
+    assert by_seq.keys() == anonymous.keys()
