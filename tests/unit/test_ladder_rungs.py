@@ -458,3 +458,27 @@ def test_a_masked_output_says_which_tool_returned_how_much_and_where_it_is() -> 
         "[tool output archived: tool returned 1,134 tokens; read it with read_archived(seq=5)]"
     )
     assert by_seq.keys() == anonymous.keys()
+
+
+def test_the_last_rung_stops_cutting_once_the_layout_is_exactly_at_the_target() -> None:
+    # One user message of two parts; cutting the larger brings the layout to 6,782 tokens, which scale
+    # to exactly the target: the second part (over the cap too) stays whole.
+    first = PartSpec("user", "message", "first " + filler(3_000, "f"))
+    second = PartSpec("user", "message", "second " + filler(1_200, "s"))
+    rows = Rows().system(filler(2_500, "rule") + " ok" * 1_149).message(first, second).rows
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p)[:4] == ("fits after the LLM-free steps; nothing worth summarizing", True, 9_553, 6_782)
+    assert steps(p) == [("truncate_turn", "CURRENT", 1, 2_771)]
+
+
+def test_the_last_rung_leaves_a_message_of_exactly_the_cap() -> None:
+    rows = Rows().system(filler(5_000, "rule")).user("note " + filler(700, "n") + " ok" * 315).rows
+    assert rows[-1].live_tokens == Policy().cap(BUDGET.usable) == 1_200
+    p = plan(snapshot(rows), BUDGET, Policy(), count)
+    assert figures(p)[:4] == (
+        "cannot fit: too few messages outside the preserve window to summarize",
+        False,
+        7_710,
+        7_710,
+    )
+    assert steps(p) == [] and p.changes == ()
