@@ -95,7 +95,10 @@ def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tupl
         cost = count(out) + MESSAGE_OVERHEAD
         if cost <= cap or half <= 8:
             return out, cost
-        half = int(half * 0.8)
+        # Shrink by what the count found, and by a fifth at least: a head and tail much denser than the
+        # text's average (emoji around plain ASCII) were several times the cap with a fixed fifth.
+        text_room = max(cap - (cost - kept), 0)
+        half = max(8, int(half * min(0.8, text_room / max(kept, 1))))
     return out, cost
 
 

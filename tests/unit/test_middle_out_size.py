@@ -24,6 +24,9 @@ OUTPUTS = {
         for i in range(600)
     ),
     "cjk": "这是一个很长的中文句子，用于测试截断的效果。" * 600,
+    # Emoji (about 2.5 tokens a character) around plain ASCII (about 8 characters a token): the head
+    # and tail are far denser than the text's average, which the first estimate goes by.
+    "dense edges": "🙂" * 300 + "a" * 50_000 + "🚀" * 300,
     "one long word": "a1b2c3d4" * 4000,
     "json": "["
     + ",".join(f'{{"id": "res_{i:06d}", "status": "ok", "amount": {i * 3.5}}}' for i in range(900))
@@ -51,8 +54,9 @@ def test_a_cut_keeps_most_of_its_cap_and_never_more(kind: str, cap: int) -> None
         ("cjk", 200, 261, 199),  # under one character per token: the estimate starts at one
         ("cjk", 450, 429, 374),
         ("emoji", 450, 266, 446),
-        ("prose", 22, 115, 36),  # a cap under the marker's own size: 16 tokens of text are still kept
-        ("prose", 38, 125, 38),  # a cut that lands exactly on its cap is kept, not shrunk again
+        ("dense edges", 450, 240, 381),  # was 1,431 tokens, three times its cap, with a fixed fifth
+        ("prose", 22, 117, 37),  # a cap under the marker's own size: 16 tokens of text are still kept
+        ("prose", 38, 129, 38),  # a cut that lands exactly on its cap is kept, not shrunk again
         ("cjk", 22, 117, 47),  # shrinking stops at 8 characters a side, over the cap or not
     ],
 )
