@@ -482,3 +482,22 @@ def test_the_last_rung_leaves_a_message_of_exactly_the_cap() -> None:
         7_710,
     )
     assert steps(p) == [] and p.changes == ()
+
+
+def test_a_run_of_bare_tool_calls_is_masked_from_its_very_first_output() -> None:
+    # No system prompt, no user message: the first output is the second row, and it is masked too.
+    b = Rows()
+    for t in range(10):
+        b.assistant(None, (f"c{t}", "read_file", {"n": t}))
+        b.results(result(f"c{t}", "read_file", filler(900, f"w{t}")))
+    p = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    assert figures(p) == (
+        "fits after LLM-free steps",
+        True,
+        11_460,
+        2_612,
+        {"HISTORY": 0, "IN_LOOP": 10_314, "CURRENT": 1_146},
+        False,
+    )
+    assert steps(p) == [("mask", "IN_LOOP", 8, 8_848)]
+    assert [c.seq for c in p.changes] == [2, 4, 6, 8, 10, 12, 14, 16]
