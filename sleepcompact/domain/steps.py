@@ -86,7 +86,7 @@ def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tupl
 
     named = output_identifiers(text)
     for _ in range(8):  # shrink until the real count fits; ratio estimates can be off on odd text
-        head, tail = text[:half], text[-half:] if half else ""
+        head, tail = text[:half], text[-half:]  # half is 8 at least: keep is 16, a token a character
         kept = count(head) + count(tail)
         removed = max(tokens - kept, 0)
         names = cut_identifiers(named, head + tail, room)

@@ -58,6 +58,7 @@ def test_a_cut_keeps_most_of_its_cap_and_never_more(kind: str, cap: int) -> None
         ("log with names", 450, 1_321, 439),  # the cut names fill at most a quarter of the room
         ("prose", 22, 117, 37),  # a cap under the marker's own size: some text is still kept
         ("prose", 48, 169, 48),  # a cap just over the marker: 16 tokens of text are aimed at, not fewer
+        ("json", 40, 117, 40),  # shrinking goes down to 8 characters a side before it gives up
         ("prose", 38, 129, 38),  # a cut that lands exactly on its cap is kept, not shrunk again
         ("cjk", 22, 117, 47),  # shrinking stops at 8 characters a side, over the cap or not
     ],
