@@ -41,6 +41,9 @@ def test_an_older_snapshot_never_replaces_a_newer_one() -> None:
     newest = _entry(2, 41)
     cache.put("conv_a", True, newest)
     assert cache.get("conv_a", True) is newest
+    again = _entry(2, 41)  # the same snapshot rendered again (its anchor may have become final)
+    cache.put("conv_a", True, again)
+    assert cache.get("conv_a", True) is again
 
 
 def test_a_cache_of_no_entries_keeps_nothing() -> None:
