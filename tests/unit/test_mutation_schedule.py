@@ -21,6 +21,18 @@ def test_a_sweep_seconds_after_the_sweep_time_starts_the_night_on_the_minute() -
     assert night.key == "night-2026-03-10"
 
 
+def test_hours_after_the_sweep_time_the_night_starts_at_its_hour_and_minute_not_the_clocks() -> None:
+    now = datetime(2026, 1, 15, 5, 45, 12, tzinfo=NEW_YORK)
+    night = night_of(now, "America/New_York", 3, 30)
+    assert night.start == datetime(2026, 1, 15, 8, 30, tzinfo=UTC)  # 03:30 EST
+    assert night.key == "night-2026-01-15"
+
+
+def test_a_sweep_at_the_exact_sweep_time_starts_tonight() -> None:
+    now = datetime(2026, 1, 15, 3, 30, tzinfo=NEW_YORK)
+    assert night_of(now, "America/New_York", 3, 30).key == "night-2026-01-15"
+
+
 def test_before_the_sweep_time_the_night_is_yesterdays_at_the_local_hour_and_minute() -> None:
     now = datetime(2026, 1, 15, 2, 10, 5, tzinfo=NEW_YORK)
     night = night_of(now, "America/New_York", 3, 30)
