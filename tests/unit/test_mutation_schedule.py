@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from sleepcompact.domain.schedule import idle_key, night_of, not_due_tonight, request_key
+from sleepcompact.domain.schedule import TickRecord, idle_key, night_of, not_due_tonight, request_key
 
 NEW_YORK = ZoneInfo("America/New_York")
 
@@ -67,3 +67,17 @@ def test_activity_at_the_very_instant_of_the_last_sleep_is_not_new_activity() ->
     reason = not_due_tonight(created, slept, slept, night)
     assert reason is not None and reason.startswith("no activity since its last sleep")
     assert not_due_tonight(created, slept + timedelta(microseconds=1), slept, night) is None
+
+
+def test_a_tick_prints_as_a_json_ready_dict() -> None:
+    queued = datetime(2026, 1, 15, 8, 30, tzinfo=UTC)
+    tick = TickRecord("conv-1", "night-2026-01-15", "done", queued, queued, queued, {"compacted": True})
+    assert tick.to_dict() == {
+        "conversation_id": "conv-1",
+        "tick_key": "night-2026-01-15",
+        "status": "done",
+        "queued_at": "2026-01-15T08:30:00+00:00",
+        "started_at": "2026-01-15T08:30:00+00:00",
+        "finished_at": "2026-01-15T08:30:00+00:00",
+        "result": {"compacted": True},
+    }
