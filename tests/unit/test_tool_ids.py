@@ -170,6 +170,7 @@ def test_a_second_result_for_an_answered_call_is_a_duplicate_result() -> None:
     with pytest.raises(DuplicateToolResult) as err:
         bind(book, openai_result("c"))
     assert isinstance(err.value, InvalidMessage)
+    assert err.value.tool_call_id == "c"
 
 
 def test_an_import_with_an_id_repeated_inside_one_turn_names_the_message() -> None:
