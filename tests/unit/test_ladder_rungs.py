@@ -48,6 +48,19 @@ def reads(turns: int, size: int, *, newest: int = 300, summarized: bool = False)
     return b.rows
 
 
+def looking(text: str, images: int) -> list[dict[str, Any]]:
+    """A user message's content: a line of text and ``images`` images."""
+    return [{"type": "text", "text": text}, *[IMAGE] * images]
+
+
+def images_seen(turns: int) -> list[MessageRecord]:
+    """``turns`` exchanges, each a user's image and the assistant's answer."""
+    b = Rows().system("You are careful.")
+    for t in range(turns):
+        b.user(looking(f"look at {t}", 1)).assistant(f"seen {t}")
+    return b.rows
+
+
 def test_a_tools_own_summary_of_its_output_replaces_the_old_outputs_first() -> None:
     p = plan(snapshot(reads(6, 2_200, summarized=True)), BUDGET, Policy(), count)
     assert figures(p) == (
@@ -63,11 +76,8 @@ def test_a_tools_own_summary_of_its_output_replaces_the_old_outputs_first() -> N
 
 
 def test_old_images_over_the_attachment_limit_are_archived_though_the_tokens_fit() -> None:
-    b = Rows().system("You are careful.")
-    for t in range(4):
-        b.user([{"type": "text", "text": f"look at {t}"}, IMAGE])
-        b.assistant(f"seen {t}")
-    p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=2))
+    rows = images_seen(4)
+    p = plan(snapshot(rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=2))
     assert figures(p) == (
         "fits after LLM-free steps",
         True,
@@ -78,7 +88,7 @@ def test_old_images_over_the_attachment_limit_are_archived_though_the_tokens_fit
     )
     assert steps(p) == [("attachments", "HISTORY", 2, 3_162)]
     # Without a limit to keep to, the same rows are already under the target and left alone.
-    untouched = plan(snapshot(b.rows), BUDGET, Policy(), count)
+    untouched = plan(snapshot(rows), BUDGET, Policy(), count)
     assert (untouched.reason, untouched.over_limits, untouched.changes) == (
         "already under the target",
         False,
@@ -89,11 +99,8 @@ def test_old_images_over_the_attachment_limit_are_archived_though_the_tokens_fit
 def test_old_images_go_all_at_once_not_one_by_one_until_the_request_fits() -> None:
     # Five screenshots, four allowed, over the target: the first one archived would be enough, but every
     # image outside the protected turns goes in one change, so the cached prefix changes once.
-    b = Rows().system("You are careful.")
-    for t in range(5):
-        b.user([{"type": "text", "text": f"look at {t}"}, IMAGE])
-        b.assistant(f"seen {t}")
-    p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=4))
+    rows = images_seen(5)
+    p = plan(snapshot(rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=4))
     assert figures(p)[:4] == ("fits after LLM-free steps", True, 8_083, 3_340)
     assert steps(p) == [("attachments", "HISTORY", 3, 4_743)]
     assert [c.seq for c in p.changes] == [2, 4, 6]
@@ -101,7 +108,7 @@ def test_old_images_go_all_at_once_not_one_by_one_until_the_request_fits() -> No
 
 def test_a_newest_turn_alone_over_the_attachment_limit_is_said_so() -> None:
     b = Rows().system("You are careful.").user("hi").assistant("hello")
-    b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE, IMAGE])
+    b.user(looking("look", 3))
     p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=2))
     assert figures(p) == (
         "the protected turns alone exceed the provider's request limits (attachments, bytes)",
@@ -154,9 +161,7 @@ def agent_loop(calls: int, size: int, *, screenshots: bool = False) -> list[Mess
     b = Rows().system("You are careful.").user("go")
     for t in range(calls):
         b.assistant(f"step {t}", (f"c{t}", "screenshot" if screenshots else "read_file", {"n": t}))
-        content: Any = (
-            [{"type": "text", "text": f"shot {t}"}, IMAGE] if screenshots else filler(size, f"w{t}")
-        )
+        content: Any = looking(f"shot {t}", 1) if screenshots else filler(size, f"w{t}")
         b.results(PartSpec("tool", "tool_result", content, tool_call_id=f"c{t}", tool_name="screenshot"))
     return b.rows
 
@@ -197,8 +202,8 @@ def test_images_in_the_protected_turns_go_before_the_newest_user_turn_when_over_
     # Both user turns are protected; over the limit of three, the earlier turn's two images go and the
     # three the user just sent stay (nothing is current yet: no answer follows them).
     b = Rows().system("You are careful.")
-    b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE]).assistant("seen")
-    b.user([{"type": "text", "text": "and these"}, IMAGE, IMAGE, IMAGE])
+    b.user(looking("look", 2)).assistant("seen")
+    b.user(looking("and these", 3))
     p = plan(snapshot(b.rows), BUDGET, Policy(), count, limits=RequestLimits(max_attachments=3))
     assert figures(p) == (
         "fits after LLM-free steps",
@@ -214,7 +219,7 @@ def test_images_in_the_protected_turns_go_before_the_newest_user_turn_when_over_
 
 def test_images_in_the_protected_turns_go_when_the_tokens_are_over_though_the_count_is_within() -> None:
     b = Rows().system("You are careful.")
-    b.user([{"type": "text", "text": "look"}, IMAGE, IMAGE, IMAGE, IMAGE, IMAGE]).assistant("seen")
+    b.user(looking("look", 5)).assistant("seen")
     b.user("and what about the second one?")
     p = plan(snapshot(b.rows), BUDGET, Policy(), count)
     assert figures(p) == (
