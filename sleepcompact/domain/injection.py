@@ -244,12 +244,16 @@ def _reported(text: str, start: int, end: int, meta: bool) -> bool:
     return meta or _FRAME.search(sentence[-40:]) is not None
 
 
-def _matches(rule: Rule, text: str, meta: bool) -> Iterator[tuple[re.Match[str], bool]]:
-    """A rule's first few matches in ``text``, each with whether it is reported speech."""
-    for n, match in enumerate(rule.pattern.finditer(text)):
+def _matches(rule: Rule, text: str, lowered: str | None, meta: bool) -> Iterator[tuple[int, int, bool]]:
+    """A rule's first few matches in ``text`` (start, end), each with whether it is reported speech.
+    ``lowered`` is ``text`` lowercased when it is ASCII: where the rule allows it, matching that without
+    ignoring case finds the same spans faster."""
+    fast = rule.ascii_pattern
+    found = rule.pattern.finditer(text) if fast is None or lowered is None else fast.finditer(lowered)
+    for n, match in enumerate(found):
         if n >= _MATCHES_PER_RULE:
             return
-        yield match, _reported(text, match.start(), match.end(), meta)
+        yield match.start(), match.end(), _reported(text, match.start(), match.end(), meta)
 
 
 def _chunks(text: str) -> Iterator[tuple[int, str]]:
@@ -284,12 +288,14 @@ def _rule_findings(text: str) -> list[Finding]:
         rules, gates = (*RULES, *RULES_I18N) if plain else RULES, _gate_index(plain)
         via = "text" if plain else view.how
         for first, chunk in _chunks(view.text):
-            for i in gates.passing(tokens_of(chunk.lower())):
+            lowered = chunk.lower()
+            ascii_lowered = lowered if chunk.isascii() else None
+            for i in gates.passing(tokens_of(lowered)):
                 rule = rules[i]
-                for match, reported in _matches(rule, chunk, meta):
-                    line = first + chunk.count("\n", 0, match.start())
+                for start, end, reported in _matches(rule, chunk, ascii_lowered, meta):
+                    line = first + chunk.count("\n", 0, start)
                     reported = reported or (meta and _in_example_block(lines, line))
-                    excerpt = " ".join(match.group().split())[:80]
+                    excerpt = " ".join(chunk[start:end].split())[:80]
                     finding = Finding(rule.name, rule.reason, rule.weight, line, excerpt, via, reported)
                     found.setdefault((rule.name, via, line), finding)
     return list(found.values())

@@ -38,6 +38,56 @@ class Rule:
         paid on import (the CLI's ``check`` too) whether or not it ever screened a text."""
         return re.compile(self.source, self.flags)
 
+    @cached_property
+    def ascii_pattern(self) -> re.Pattern[str] | None:
+        """The pattern without ``re.I``, for ASCII text already lowercased, when that finds exactly the
+        same matches (None when it might not). Case-insensitive matching of these long alternations was
+        about half the detector's time on coding-agent output; matching lowercased text is 1.75x faster.
+
+        Exact when the pattern names no uppercase letter (outside escapes like ``\\S``), switches no
+        flag inline (``(?-i:DAN)``), writes no character as an escape (``\\u017f``) and has no non-ASCII
+        letter that ignoring case equates with an ASCII one (``ſ`` is an ``s``, the Kelvin sign a ``k``).
+        """
+        if not self.flags & re.I:
+            return None
+        if re.search(r"\\[uUxN0-7]", self.source):
+            return None
+        bare = re.sub(r"\\.", "", self.source, flags=re.S)
+        if re.search(r"[A-Z]|\(\?[-a-zA-Z]", bare):
+            return None
+        # A class's range ("[ı-ł]") may span one of those letters without naming it; an escaped end of
+        # a range counts as the lowest character, so such a range is read as wide as it might be.
+        bodies = [re.sub(r"\\.", "\x01", body, flags=re.S) for body in _class_bodies(self.source)]
+        spans = [(m[1], m[2]) for body in bodies for m in re.finditer(r"(.)-(.)", body, re.S)]
+        spans += [(c, c) for c in bare]
+        if any(lo <= c <= hi for lo, hi in spans for c in _FOLDS_TO_ASCII):
+            return None
+        return re.compile(self.source, self.flags & ~re.I)
+
+
+def _class_bodies(source: str) -> list[str]:
+    """What is inside the brackets of each character class of a pattern's source, escapes and all."""
+    bodies: list[str] = []
+    i = 0
+    while i < len(source):
+        if source[i] == "\\":
+            i += 2
+        elif source[i] == "[":
+            end = i + 1 + (source[i + 1 : i + 2] == "^")
+            end += source[end : end + 1] == "]"  # a "]" first in a class is a literal
+            while end < len(source) and source[end] != "]":
+                end += 2 if source[end] == "\\" else 1
+            bodies.append(source[i + 1 : end])
+            i = end + 1
+        else:
+            i += 1
+    return bodies
+
+
+_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
+"""The only non-ASCII characters that ``re.I`` matches with an ASCII letter (İ, ı, ſ and the Kelvin
+sign; found by matching ``[a-z]`` against every code point)."""
+
 
 def rule(name: str, reason: str, weight: float, pattern: str, flags: int = re.I | re.M) -> Rule:
     """A rule from its parts (case-insensitive and multi-line unless ``flags`` say otherwise)."""
