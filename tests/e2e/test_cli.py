@@ -16,7 +16,7 @@ import pytest
 from sleepcompact import Memory
 from sleepcompact.domain.formats import parse_import
 from sleepcompact.domain.validation import anthropic_problems
-from tests.e2e.conftest import MINI_JSONL, SWE_SECOND, SWE_SIMPLE, Cli
+from tests.e2e.conftest import MINI_JSONL, SWE_SECOND, SWE_SIMPLE, Cli, Result
 from tests.integration.conftest import snapshot
 
 CONV_ID = re.compile(r"^conv_[0-9a-f]+$")
@@ -279,8 +279,17 @@ def test_demo_runs_two_nights_on_the_real_worker_and_scheduler(demo_cli: Cli, tm
     assert demo_cli.ok("stats", "--json").json()["conversations"] == 4
 
 
-def test_demo_table_shows_ids_and_next_commands(demo_cli: Cli) -> None:
-    result = demo_cli.ok("demo")
+def _no_secret_and_json_logs(result: Result, what: object) -> None:
+    assert CANARY not in result.stdout + result.stderr, what
+    # SLEEPCOMPACT_LOG_FORMAT=json: whatever a successful command logs is one JSON object a line
+    for line in filter(str.strip, result.stderr.splitlines()):
+        assert isinstance(json.loads(line), dict), line
+
+
+def test_demo_table_shows_ids_and_next_commands_and_no_secret(demo_cli: Cli) -> None:
+    # With a key in the environment, the demo's worker, scheduler and table never show it.
+    result = demo_cli.with_env(ANTHROPIC_API_KEY=f"sk-ant-api03-{CANARY}").ok("demo")
+    _no_secret_and_json_logs(result, "demo")
     assert "coder, model 200k" in result.stdout and "memories" in result.stdout
     assert "sleepcompact restore cmp_" in result.stdout
     assert "sleepcompact memories list conv_" in result.stdout
@@ -294,9 +303,4 @@ def test_demo_table_shows_ids_and_next_commands(demo_cli: Cli) -> None:
 def test_no_secret_in_output_and_logs_are_json(cli: Cli, sqlite_url: str) -> None:
     _seed(sqlite_url)
     secret = cli.with_env(ANTHROPIC_API_KEY=f"sk-ant-api03-{CANARY}")
-    for args in (("stats", "--json"), ("demo",)):
-        result = secret.ok(*args)
-        assert CANARY not in result.stdout + result.stderr, args
-        # SLEEPCOMPACT_LOG_FORMAT=json: whatever a successful command logs is one JSON object a line
-        for line in filter(str.strip, result.stderr.splitlines()):
-            assert isinstance(json.loads(line), dict), line
+    _no_secret_and_json_logs(secret.ok("stats", "--json"), "stats")
