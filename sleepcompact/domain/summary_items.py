@@ -88,6 +88,7 @@ def json_pairs(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_WORD_CHAR = re.compile(r"\w")
 _LABEL_BEFORE = re.compile(r"\b([A-Za-z][A-Za-z_]{2,30})(?:\s+(?:id|ID|number|code|no\.?))?\s*[:=#]?\s*$")
 
 
@@ -95,7 +96,10 @@ def _label(text: str, value: str, kind: str) -> str:
     """What names ``value`` where it occurs: the word right before it ("reservation ZFA04Y", "order:
     W123"), else its kind."""
     pos = text.find(value)
-    found = _LABEL_BEFORE.search(text[max(0, pos - 40) : pos]) if pos > 0 else None
+    start = max(0, pos - 40)
+    found = _LABEL_BEFORE.search(text[start:pos]) if pos > 0 else None
+    if found and found.start() == 0 and start > 0 and _WORD_CHAR.match(text[start - 1]):
+        found = None  # the window cut a word ("icket" of "ticket" far before the value): not a label
     word = found.group(1) if found else ""
     if word and word.casefold() not in NOT_IDENTIFIERS and not word.isupper():
         return word.casefold() + (
