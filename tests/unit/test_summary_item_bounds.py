@@ -15,7 +15,13 @@ import pytest
 
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.records import tool_names
-from sleepcompact.domain.summary_items import _label, error_items, identifier_items, json_pairs
+from sleepcompact.domain.summary_items import (
+    _label,
+    error_items,
+    identifier_items,
+    json_pairs,
+    output_identifiers,
+)
 from tests.support.rows import rows_of
 from tests.support.summaries import tool_call
 
@@ -156,3 +162,47 @@ def test_a_json_output_is_read_up_to_200000_characters_and_2000_values() -> None
     many = json_pairs(json.dumps([{"k": i} for i in range(2500)]))
     assert len(many) == 2000 and many[-1] == ("k", "1999")
     assert json_pairs("[" * 5000 + "]" * 5000) == []  # deeper than the parser recurses
+
+
+def test_a_value_named_by_its_kind_alone_takes_the_field_name_an_output_gives_it() -> None:
+    output = {"order_id": "W123456", "other": "W777777", "flight": "HAT170 ", "note": "see W5555555 now"}
+    run = [
+        {"role": "user", "content": "W123456 and the order: W777777 and HAT170"},
+        _calls(tool_call("c1", "get", {"q": "x"})),
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps(output)},
+    ]
+    # W777777 keeps the label the user gave it; a value inside a longer field ("see W5555555 now") is
+    # not that field's value.
+    assert _items(run) == [
+        ("order_id=`W123456`", 10, (0, 0)),
+        ("order=`W777777`", 10, (0, 1)),
+        ("flight=`HAT170`", 10, (0, 2)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        # the whole ranks as its weightier part (an id, weight 0) where that part first came
+        ("booking ZFA04Y then fix ZFA04Y.state_dict later", [("fix=`ZFA04Y.state_dict`", 10, (0, 0))]),
+        # a bare CamelCase word (weight 2) does not lower the dotted name (weight 1) that shows it
+        ("see CamelWord first then call CamelWord.run_all now", [("call=`CamelWord.run_all`", 10, (1, 1))]),
+        # paths are listed as files, each on its own
+        ("src/a.py then a.py", [("`src/a.py` (mentioned)", 10, (1, 0)), ("`a.py` (mentioned)", 10, (1, 1))]),
+    ],
+)
+def test_a_part_shown_by_a_longer_name_is_listed_in_it(
+    text: str, items: list[tuple[str, int, tuple[int, ...]]]
+) -> None:
+    assert _items([{"role": "user", "content": text}]) == items
+
+
+def test_a_json_output_keeps_whole_field_values_of_the_kinds_worth_keeping() -> None:
+    output = {
+        "err": "ValueError: boom",  # errors are listed with their status, not as data
+        "p": "src/a.py",
+        "long": "src/" + "a" * 200 + ".py",  # over 200 characters
+        "status": "active",
+        "n": 12345,
+    }
+    assert output_identifiers(json.dumps(output)) == [(0, "src/a.py", "p"), (3, "12345", "n")]
