@@ -111,7 +111,7 @@ def _new_items(
                     9,
                 )
             )
-    items += _assistant_items(rows, assistants)
+    items += _assistant_items(assistants)
     items += _activity_items(rows, users, assistants, count_tools)
     return items
 
@@ -141,7 +141,7 @@ def _user_items(
     return items
 
 
-def _assistant_items(rows: list[MessageRecord], assistants: list[MessageRecord]) -> list[Item]:
+def _assistant_items(assistants: list[MessageRecord]) -> list[Item]:
     """The assistant's completed work and next steps, and its last message (its decisions and actions
     are in the ledger)."""
     items: list[Item] = []

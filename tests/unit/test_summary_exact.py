@@ -391,7 +391,7 @@ def test_each_user_message_is_the_task_a_request_or_a_preference() -> None:
     assert rolling[0].text == "Request (seq 1): Fix the parser please."
     # the assistant's work, newest message first; its questions and decisions are not bullets here
     assistants = [r for r in rows if r.role == "assistant"]
-    assert [(it.section, it.text, it.priority, it.rank) for it in _assistant_items(rows, assistants)] == [
+    assert [(it.section, it.text, it.priority, it.rank) for it in _assistant_items(assistants)] == [
         ("Completed work", "Completed the docs too. (seq 4)", 6, (0,)),
         ("Next steps", "Next, the changelog. (seq 4)", 5, (0,)),
         ("Completed work", "Fixed the parser. (seq 2)", 6, (1,)),
