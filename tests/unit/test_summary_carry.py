@@ -163,3 +163,17 @@ def test_roll_ups_with_nothing_to_count_stay_so() -> None:
         summarize([{"role": "assistant", "content": "Done."}], previous, cap=64), "Action ledger"
     )
     assert ledger == ["seq 1-4 rolled up: nothing to count"]
+
+
+def test_an_error_the_previous_summary_wrote_otherwise_is_listed_once_in_the_rows_own_words() -> None:
+    run = [
+        {"role": "user", "content": "Fix it."},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "bash", {"command": "make"})]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ValueError: boom"},
+    ]
+    previous = (
+        "## Task and goals\n- Fix it.\n\n## Errors and resolutions\n- seq 3 bash: valueerror: BOOM (open)"
+    )
+    assert section(summarize(run, previous), "Errors and resolutions") == [
+        "seq 3 bash: ValueError: boom (open)"
+    ]

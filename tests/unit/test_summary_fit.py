@@ -9,13 +9,14 @@ is over the cap the guard planned with.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import pytest
 
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.prompt import SummaryInput
-from sleepcompact.domain.summary import _fit, offline_summary
+from sleepcompact.domain.summary import _activity_items, _assistant_items, _fit, _user_items, offline_summary
 from sleepcompact.domain.summary_items import Item
 from tests.support.rows import rows_of
 from tests.support.summaries import tool_call
@@ -106,3 +107,75 @@ def test_a_call_without_a_tool_name_is_counted_as_tool() -> None:
     rows = tuple(replace(r, tool_name=None) if r.kind == "tool_call" else r for r in rows_of(RUN, COUNT))
     summary = offline_summary(SummaryInput(rows, None, 400), COUNT)
     assert "- Tools used: tool ×1." in summary
+
+
+CHAT = [
+    {"role": "user", "content": "Fix the parser."},
+    {
+        "role": "assistant",
+        "content": "Fixed the parser. Should I run the tests next? I will update the docs next.",
+    },
+    {"role": "user", "content": "Can you also check the logs?"},
+    {"role": "assistant", "content": "Done."},
+    {"role": "user", "content": "Thanks, what else?"},
+]
+
+
+def test_what_each_bullet_weighs_when_the_cap_drops_them() -> None:
+    rows = list(rows_of(CHAT, COUNT))
+    users = [r for r in rows if r.role == "user"]
+    assistants = [r for r in rows if r.role == "assistant"]
+
+    def listed(items: list[Item]) -> list[tuple[str, str, int, tuple[int, ...]]]:
+        return [(it.section, it.text, it.priority, it.rank) for it in items]
+
+    # A question in the middle of the chat is a request; the newest message is the one being answered.
+    assert listed(_user_items(rows, users, False, False)) == [
+        ("Task and goals", "Initial request (seq 1): Fix the parser.", 11, ()),
+        ("Task and goals", "Request: Can you also check the logs? (seq 3)", 6, (-1,)),
+    ]
+    # The assistant's own question ("... next?") and its decision ("I will ...") are not work done or
+    # next steps, though they name "next".
+    assert listed(_assistant_items(assistants)) == [
+        ("Completed work", "Done. (seq 4)", 6, (0,)),
+        ("Completed work", "Fixed the parser. (seq 2)", 6, (1,)),
+        ("Current state", "Last assistant message (seq 4): Done.", 8, ()),
+    ]
+    # The tool counts go before the figures of what was folded and the lookup hint.
+    tools = Counter({"bash": 2, "edit": 2, "read": 3})
+    assert listed(_activity_items(rows, users, assistants, tools)) == [
+        (
+            "Completed work",
+            "Folded 5 messages (seq 1-5): 3 from the user, 2 from the assistant, 0 tool results "
+            "(0 with errors).",
+            5,
+            (),
+        ),
+        ("Completed work", "Tools used: read ×3, bash ×2, edit ×2.", 3, ()),
+        (
+            "Lookup hints",
+            "Originals archived as seq 1-5: read_archived(seq) returns one in full, search_history(query) "
+            "finds them by their words.",
+            5,
+            (),
+        ),
+    ]
+
+
+def test_a_summary_with_its_ledger_exactly_at_the_cap_keeps_the_ledger() -> None:
+    run = [
+        {"role": "user", "content": "Fix the parser in src/parse.py please."},
+        {
+            "role": "assistant",
+            "content": "Fixed the parser.",
+            "tool_calls": [tool_call("c1", "edit", {"path": "src/parse.py", "text": "x"})],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "written"},
+        {"role": "assistant", "content": "Done, next I will run the tests."},
+    ]
+    summary = offline_summary(SummaryInput(rows_of(run, COUNT), None, 51), COUNT)
+    assert summary == (
+        "## Task and goals\n- Initial request (seq 1): Fix the …\n\n## Action ledger\n"
+        "- seq 1-5 rolled up: 1 call (edit ×1), 0 errors; 1 request (1 done); 1 decision"
+    )
+    assert COUNT(summary) == 51
