@@ -17,6 +17,7 @@ from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.records import tool_names
 from sleepcompact.domain.summary_items import (
     _label,
+    clip,
     error_items,
     identifier_items,
     json_pairs,
@@ -52,10 +53,18 @@ def _calls(*calls: dict[str, Any]) -> dict[str, Any]:
         ("ticket" + " " * 34 + "ZFA04Y", "ticket"),  # the label ends 34 characters before: read
         ("ticket" + " " * 35 + "ZFA04Y", "id"),  # 35: the 40-character window cuts it, not "icket"
         ("my_ticket" + " " * 34 + "ZFA04Y", "id"),  # cut after "my_": not "ticket"
+        ("x ticket" + " " * 34 + "ZFA04Y", "ticket"),  # the window starts right on a whole word
+        ("see the ticket", "id"),  # a value the text does not hold has no label there
     ],
 )
 def test_a_value_is_labelled_by_the_whole_word_right_before_it(text: str, label: str) -> None:
     assert _label(text, "ZFA04Y", "id") == label
+
+
+def test_a_line_of_exactly_the_limit_is_kept_whole_and_a_quoted_value_weighs_least() -> None:
+    assert (clip("abcde", 5), clip("abcdef", 5)) == ("abcde", "abcd…")
+    run = [{"role": "user", "content": 'Set the title to "Blue Moon Rising" please.'}]
+    assert _items(run) == [("quoted=`Blue Moon Rising`", 10, (4, 0))]
 
 
 def test_the_command_fields_of_a_tool_input_are_commands_and_a_blank_one_is_not() -> None:
