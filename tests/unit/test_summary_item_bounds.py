@@ -9,6 +9,7 @@ does not name it; a bound that moved would do one or the other without any other
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -215,3 +216,19 @@ def test_a_json_output_keeps_whole_field_values_of_the_kinds_worth_keeping() -> 
         "n": 12345,
     }
     assert output_identifiers(json.dumps(output)) == [(0, "src/a.py", "p"), (3, "12345", "n")]
+
+
+def test_an_output_value_of_200_characters_is_kept_and_one_of_201_is_not() -> None:
+    at_limit, over = "src/" + "a" * 193 + ".py", "src/" + "a" * 194 + ".py"
+    assert (len(at_limit), len(over)) == (200, 201)
+    assert output_identifiers(json.dumps({"p": at_limit})) == [(0, at_limit, "p")]
+    assert output_identifiers(json.dumps({"p": over})) == []
+
+
+def test_a_file_touched_by_a_call_without_a_tool_name_is_touched_by_tool() -> None:
+    run = [
+        _calls(tool_call("c1", "edit", {"path": "src/a.py"})),
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
+    rows = [replace(r, tool_name=None) if r.kind == "tool_call" else r for r in rows_of(run, COUNT)]
+    assert [it.text for it in identifier_items(rows)] == ["`src/a.py` (tool ×1)"]
