@@ -210,7 +210,7 @@ def identifier_items(rows: list[MessageRecord]) -> list[Item]:
     shown = _shown_within(v for v, (_l, kind, _p) in said.items() if kind != "path")
     best: dict[str, tuple[int, int]] = {}
     for value, (_, kind, pos) in said.items():  # a part takes its place in the whole that shows it
-        if kind != "path" and value in shown:
+        if value in shown:  # never a path: paths are neither parts nor wholes
             whole = shown[value]
             own = best.get(whole, (_weight(said[whole][1], whole), said[whole][2]))
             best[whole] = min((_weight(kind, value), pos), own)

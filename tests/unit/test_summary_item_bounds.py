@@ -232,3 +232,9 @@ def test_a_file_touched_by_a_call_without_a_tool_name_is_touched_by_tool() -> No
     ]
     rows = [replace(r, tool_name=None) if r.kind == "tool_call" else r for r in rows_of(run, COUNT)]
     assert [it.text for it in identifier_items(rows)] == ["`src/a.py` (tool ×1)"]
+
+
+def test_a_module_named_in_a_files_path_is_still_listed_apart() -> None:
+    # A path is a file, not a whole that shows names: the module name says something the file does not.
+    run = [{"role": "user", "content": "Edit src/my_module.py so that my_module imports cleanly."}]
+    assert _items(run) == [("`src/my_module.py` (mentioned)", 10, (1, 0)), ("code=`my_module`", 10, (1, 1))]
