@@ -18,6 +18,7 @@ from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.domain.records import tool_names
 from sleepcompact.domain.summary_items import (
     _label,
+    _shown_within,
     clip,
     error_items,
     identifier_items,
@@ -238,3 +239,36 @@ def test_a_module_named_in_a_files_path_is_still_listed_apart() -> None:
     # A path is a file, not a whole that shows names: the module name says something the file does not.
     run = [{"role": "user", "content": "Edit src/my_module.py so that my_module imports cleanly."}]
     assert _items(run) == [("`src/my_module.py` (mentioned)", 10, (1, 0)), ("code=`my_module`", 10, (1, 1))]
+
+
+def test_an_error_is_resolved_by_the_same_call_whatever_its_key_order_and_not_by_another() -> None:
+    def call(call_id: str, arguments: dict[str, Any], output: str) -> list[dict[str, Any]]:
+        return [
+            _calls(tool_call(call_id, "bash", arguments)),
+            {"role": "tool", "tool_call_id": call_id, "content": output},
+        ]
+
+    run = [
+        *call("c1", {"command": "a", "cwd": "/x"}, "Error: nope"),
+        *call("c2", {"command": "b"}, "fine"),  # another call of the same tool: resolves nothing
+        *call("c3", {"cwd": "/x", "command": "a"}, "Error: again"),
+        *call("c4", {"cwd": "/x", "command": "a"}, "ok now"),
+    ]
+    rows = list(rows_of(run, COUNT))
+    items, failed = error_items(rows, tool_names(rows))
+    assert failed == 2
+    assert [it.text for it in items] == [
+        "seq 2 bash: Error: nope (resolved: the same call succeeded at seq 8)",
+        "seq 6 bash: Error: again (resolved: the same call succeeded at seq 8)",
+    ]
+
+
+def test_a_part_points_at_the_longest_value_that_shows_it() -> None:
+    assert _shown_within(["a.b", "a.b.c", "a"]) == {"a": "a.b.c", "a.b": "a.b.c"}
+
+
+def test_a_file_only_mentioned_is_listed_among_the_files_touched() -> None:
+    rows = list(rows_of([{"role": "user", "content": "Look at src/x.py"}], COUNT))
+    assert [(it.section, it.text) for it in identifier_items(rows)] == [
+        ("Files touched", "`src/x.py` (mentioned)")
+    ]
