@@ -272,3 +272,18 @@ def test_a_file_only_mentioned_is_listed_among_the_files_touched() -> None:
     assert [(it.section, it.text) for it in identifier_items(rows)] == [
         ("Files touched", "`src/x.py` (mentioned)")
     ]
+
+
+def test_results_whose_calls_were_not_folded_are_the_tools_and_resolve_nothing() -> None:
+    run = [
+        {"role": "tool", "tool_call_id": "x1", "content": "Error: lost", "is_error": True},
+        {"role": "tool", "tool_call_id": "x2", "content": "fine"},  # no call to compare it with
+        {"role": "tool", "tool_call_id": "x3", "content": "w" * 250, "is_error": True},
+    ]
+    rows = list(rows_of(run, COUNT))
+    items, failed = error_items(rows, tool_names(rows))
+    assert failed == 2
+    assert [(it.section, it.text) for it in items] == [
+        ("Errors and resolutions", "seq 1 tool: Error: lost (open)"),
+        ("Errors and resolutions", f"seq 3 tool: {'w' * 199}… (open)"),  # a failed text is cut at 200
+    ]
