@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sleepcompact.domain.json_shapes import join_text, json_kind, json_ready, source_time
+from sleepcompact.domain.json_shapes import join_text, json_kind, json_problem, json_ready, source_time
 
 
 @pytest.mark.parametrize(
@@ -96,3 +96,21 @@ def test_a_record_becomes_plain_json() -> None:
 )
 def test_a_log_s_clock_reads_as_utc(given: Any, utc: datetime | None) -> None:
     assert source_time(given) == utc
+
+
+def test_a_value_json_cannot_carry_is_named_at_any_depth_and_a_plain_one_is_not() -> None:
+    nan = "nan is not a finite number (JSON has no NaN or Infinity)"
+    assert json_problem({"a": [1, {"b": float("nan")}]}, 5) == nan
+    assert json_problem(float("-inf"), 0) == "-inf is not a finite number (JSON has no NaN or Infinity)"
+    assert json_problem({"a": "b", "n": 1.5}, 0) is None and json_problem("x", 0) is None
+
+
+def test_nesting_is_measured_in_containers_lists_tuples_and_objects_alike() -> None:
+    assert json_problem([[[1]]], 2) is None
+    assert json_problem([[[1]]], 1) == "nested deeper than 1 levels"
+    assert json_problem(({"x": (1,)},), 1) == "nested deeper than 1 levels"
+    deep: Any = 1
+    for _ in range(5000):  # far past the interpreter's recursion limit: measured, not crashed on
+        deep = [deep]
+    assert json_problem(deep, 4999) is None
+    assert json_problem(deep, 4998) == "nested deeper than 4998 levels"
