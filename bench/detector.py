@@ -21,7 +21,8 @@ from pathlib import Path
 from bench.ladder import cpu_model
 from bench.results import publish
 from sleepcompact.domain import injection
-from sleepcompact.domain.injection import RULES, RULES_I18N, Verdict
+from sleepcompact.domain.injection import RULES, Verdict
+from sleepcompact.domain.injection_rules_i18n import RULES_I18N
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories" / "mini-swe-agent-dev.jsonl"
 
