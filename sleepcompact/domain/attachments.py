@@ -218,7 +218,10 @@ def request_weight(body: Any) -> tuple[int, int]:
             size += sum(value.count(c) for c in _ESCAPED if c in value)
         elif isinstance(value, Mapping):
             attachments += is_attachment(value)
-            size += 2 + sum(len(str(k)) + 6 for k in value)  # "key": value,
+            size += 2 + 4 * len(value)  # {} and each key's ": " and ", "
+            # A key is weighed like any string (JSON writes a number key as one): a tool's input may be
+            # keyed in any language, and counting characters would under-weigh a key in CJK four-fold.
+            stack.extend(k if isinstance(k, str) else str(k) for k in value)
             stack.extend(value.values())
         elif isinstance(value, list | tuple):
             size += 2 + 2 * len(value)

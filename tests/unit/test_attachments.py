@@ -352,6 +352,38 @@ def test_a_request_is_weighed_close_to_its_serialized_size(body: Any) -> None:
     assert exact / 2 <= estimate <= 2 * exact, (exact, estimate)
 
 
+def _slack(value: Any) -> int:
+    """What the estimate may add to the exact size: the separator after a container's last item (2)
+    and the fifth byte of ``null`` and ``true`` (weighed like ``false``)."""
+    if isinstance(value, dict | list):
+        items = list(value.values()) if isinstance(value, dict) else value
+        return (2 if items else 0) + sum(_slack(v) for v in items)
+    return 1 if value is None or value is True else 0
+
+
+@given(JSON_VALUES)
+def test_a_request_is_never_under_weighed_and_over_only_by_its_punctuation(body: Any) -> None:
+    # Under-weighing could let an oversized request through to the API; over-weighing by more than the
+    # punctuation the walk does not track would serialize requests that are nowhere near the limit.
+    exact = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    assert request_weight(body)[1] == exact + _slack(body)
+
+
+def test_punctuation_and_literals_are_weighed_like_their_json() -> None:
+    assert request_weight({}) == (0, 2)
+    assert request_weight([]) == (0, 2)
+    assert request_weight({"ab": 7}) == (0, len('{"ab": 7, }'))
+    assert request_weight([None, False, True, 12]) == (0, len("[null , false, true , 12, ]"))
+
+
+def test_keys_are_weighed_by_their_utf8_bytes_and_escapes() -> None:
+    # A tool keyed in another language: ten characters, 39 bytes; counted as characters the request
+    # was weighed at half its size.
+    body = {"ࠀ" + "𐀀" * 9: None, 'say "hi"': 1, 7: 2}
+    exact = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    assert request_weight(body) == (0, exact + _slack(body))
+
+
 def test_screenshots_inside_tool_results_are_counted_and_weighed_by_their_base64() -> None:
     shot = image_block(png(1280, 800) + bytes(200_000))
     body = {
