@@ -11,6 +11,7 @@ names what its text counts; a history with no user turn is all current turn, its
 from __future__ import annotations
 
 from sleepcompact.domain.attachments import attachment_tokens
+from sleepcompact.domain.elision import ATTACHMENT_PLACEHOLDER, RequestLimits, _load
 from sleepcompact.domain.ladder import Policy, Snapshot, plan
 from sleepcompact.domain.records import MessageRecord
 from tests.support.png import blank
@@ -218,3 +219,73 @@ def test_a_result_already_shown_as_its_tool_summary_is_not_swapped_back_to_an_im
     p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(16_000), Policy(), count)
     steps = [s.step for s in p.steps]
     assert "tool_summary" in steps and "attachments" not in steps, steps
+
+
+def _screenshot_loop(shots: int) -> list[MessageRecord]:
+    """One short user turn, then an agent loop of ``shots`` screenshot results: a few thousand tokens,
+    so only the request's bytes can be over a limit."""
+    b = Rows().user([{"type": "text", "text": "make the login page match the design"}])
+    for k in range(shots):
+        use = {"type": "tool_use", "id": f"c{k}", "name": "screenshot", "input": {"step": k}}
+        b.message(PartSpec("assistant", "tool_call", [use], tool_call_id=f"c{k}", tool_name="screenshot"))
+        b.message(
+            PartSpec(
+                "tool", "tool_result", [_image(320, 240 + k)], tool_call_id=f"c{k}", tool_name="screenshot"
+            )
+        )
+    return b.rows
+
+
+def _bytes_after(rows: list[MessageRecord], archived: int) -> int:
+    """The request bytes the ladder weighs once the oldest ``archived`` screenshots are placeholders."""
+    shots = [r for r in rows if r.kind == "tool_result"][:archived]
+    placeholders = {
+        r.id: [
+            {
+                "type": "text",
+                "text": ATTACHMENT_PLACEHOLDER.format(
+                    kind="image", tokens=attachment_tokens(r.view[0], count), seq=r.seq
+                ),
+            }
+        ]
+        for r in shots
+    }
+    return _load(placeholders.get(r.id, r.view) for r in rows)[1]
+
+
+def _archived_under(max_bytes: int, rows: list[MessageRecord]) -> list[int]:
+    limits = RequestLimits(max_attachments=100, max_bytes=max_bytes)
+    p = plan(
+        Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(200_000), Policy(), count, limits=limits
+    )
+    assert p.fits and not p.summary
+    return sorted(c.seq for c in p.changes if c.step == "attachments")
+
+
+def test_over_the_byte_limit_the_oldest_screenshots_go_until_the_bytes_fit_and_no_further() -> None:
+    rows = _screenshot_loop(6)
+    seqs = [r.seq for r in rows if r.kind == "tool_result"]
+    assert _archived_under(_bytes_after(rows, 0), rows) == []  # exactly at the limit is within it
+    # Exactly at the limit after two: two go, not a third.
+    assert _archived_under(_bytes_after(rows, 2), rows) == seqs[:2]
+    # One byte under what one leaves: the placeholder's own bytes count, so a second goes.
+    assert _archived_under(_bytes_after(rows, 1) - 1, rows) == seqs[:2]
+    assert _archived_under(_bytes_after(rows, 1), rows) == seqs[:1]
+
+
+def test_a_screenshot_before_the_first_user_turn_is_old_history_when_two_turns_follow() -> None:
+    """A log that opens with the agent's own screenshot, then exactly the two protected user turns: the
+    screenshot is outside them, so the whole-history pass archives it (the loop pass is for the
+    current turn's own steps)."""
+    use = {"type": "tool_use", "id": "c0", "name": "screenshot", "input": {}}
+    b = Rows().message(PartSpec("assistant", "tool_call", [use], tool_call_id="c0", tool_name="screenshot"))
+    b.message(PartSpec("tool", "tool_result", [_image(1000, 800)], tool_call_id="c0", tool_name="screenshot"))
+    for t in range(2):
+        b.user(f"question {t}: " + filler(250, word=f"q{t}")).assistant(
+            f"answer {t}: " + filler(250, f"a{t}")
+        )
+    rows = b.rows
+    p = plan(Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)), budget_for(4_000), Policy(), count)
+    (change,) = [c for c in p.changes if c.step == "attachments"]
+    assert change.seq == rows[1].seq
+    assert [(s.section, s.messages) for s in p.steps if s.step == "attachments"] == [("HISTORY", 1)]
