@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,8 +97,8 @@ def elide_attachments(
         kept = [_swap(b, seq, count, over) for b in blocks]
         if kept == blocks:
             continue
-        removed, freed = _load([blocks])
-        attachments, size = attachments - removed, size - freed + _load([kept])[1]
+        removed, freed = _load(blocks)
+        attachments, size = attachments - removed, size - freed + _load(kept)[1]
         saved += layout.set(i, "masked", kept, part_tokens(kept, count), "attachments")
         n += 1
     return saved, n
@@ -133,18 +132,14 @@ def _view(layout: _Layout, i: int) -> Any:
     return None if change.state == "archived" else change.live_content
 
 
-def _load(views: Iterable[Any]) -> tuple[int, int]:
-    """(attachments, approximate request bytes) of some live views."""
-    attachments = size = 0
-    for v in views:
-        if v is None:
-            continue
-        if isinstance(v, str):
-            size += len(v)
-            continue
-        attachments += count_attachments(v)
-        size += sum(attachment_bytes(b) if is_attachment(b) else len(json.dumps(b)) for b in v)
-    return attachments, size
+def _load(view: Any) -> tuple[int, int]:
+    """(attachments, approximate request bytes) of one live view (None once archived)."""
+    if view is None:
+        return 0, 0
+    if isinstance(view, str):
+        return 0, len(view)
+    size = sum(attachment_bytes(b) if is_attachment(b) else len(json.dumps(b)) for b in view)
+    return count_attachments(view), size
 
 
 def _layout_load(layout: _Layout) -> tuple[int, int]:
@@ -154,7 +149,7 @@ def _layout_load(layout: _Layout) -> tuple[int, int]:
         view = _view(layout, i)
         held = layout.loads.get(i)
         if held is None or held[0] is not view:
-            held = (view, *_load([view]))
+            held = (view, *_load(view))
             layout.loads[i] = held
         attachments, size = attachments + held[1], size + held[2]
     return attachments, size

@@ -10,8 +10,10 @@ names what its text counts; a history with no user turn is all current turn, its
 
 from __future__ import annotations
 
-from sleepcompact.domain.attachments import attachment_tokens
-from sleepcompact.domain.elision import ATTACHMENT_PLACEHOLDER, RequestLimits, _load
+import json
+
+from sleepcompact.domain.attachments import attachment_bytes, attachment_tokens, is_attachment
+from sleepcompact.domain.elision import ATTACHMENT_PLACEHOLDER, RequestLimits
 from sleepcompact.domain.ladder import Policy, Snapshot, plan
 from sleepcompact.domain.records import MessageRecord
 from tests.support.png import blank
@@ -224,7 +226,7 @@ def test_a_result_already_shown_as_its_tool_summary_is_not_swapped_back_to_an_im
 def _screenshot_loop(shots: int) -> list[MessageRecord]:
     """One short user turn, then an agent loop of ``shots`` screenshot results: a few thousand tokens,
     so only the request's bytes can be over a limit."""
-    b = Rows().user([{"type": "text", "text": "make the login page match the design"}])
+    b = Rows().user("make the login page match the design")  # a plain string weighs its length
     for k in range(shots):
         use = {"type": "tool_use", "id": f"c{k}", "name": "screenshot", "input": {"step": k}}
         b.message(PartSpec("assistant", "tool_call", [use], tool_call_id=f"c{k}", tool_name="screenshot"))
@@ -250,7 +252,16 @@ def _bytes_after(rows: list[MessageRecord], archived: int) -> int:
         ]
         for r in shots
     }
-    return _load(placeholders.get(r.id, r.view) for r in rows)[1]
+    return sum(_weight(placeholders.get(r.id, r.view)) for r in rows)
+
+
+def _weight(view: object) -> int:
+    """What the ladder counts a live view as in the request body: a plain text by its length, an
+    attachment by its base64 (or URL or file id), any other block by its JSON."""
+    if isinstance(view, str):
+        return len(view)
+    assert isinstance(view, list)
+    return sum(attachment_bytes(b) if is_attachment(b) else len(json.dumps(b)) for b in view)
 
 
 def _archived_under(max_bytes: int, rows: list[MessageRecord]) -> list[int]:
