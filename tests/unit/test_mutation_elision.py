@@ -276,7 +276,16 @@ def _archived_under(max_bytes: int, rows: list[MessageRecord]) -> list[int]:
 def test_over_the_byte_limit_the_oldest_screenshots_go_until_the_bytes_fit_and_no_further() -> None:
     rows = _screenshot_loop(6)
     seqs = [r.seq for r in rows if r.kind == "tool_result"]
-    assert _archived_under(_bytes_after(rows, 0), rows) == []  # exactly at the limit is within it
+    # Exactly at the limit is within it: nothing to do.
+    at_limit = RequestLimits(max_attachments=100, max_bytes=_bytes_after(rows, 0))
+    p = plan(
+        Snapshot("conv-1", 0, rows[-1].seq, tuple(rows)),
+        budget_for(200_000),
+        Policy(),
+        count,
+        limits=at_limit,
+    )
+    assert (p.reason, p.over_limits, p.changes) == ("already under the target", False, ())
     # Exactly at the limit after two: two go, not a third.
     assert _archived_under(_bytes_after(rows, 2), rows) == seqs[:2]
     # One byte under what one leaves: the placeholder's own bytes count, so a second goes.
