@@ -309,3 +309,25 @@ def test_a_screenshot_before_the_first_user_turn_is_old_history_when_two_turns_f
     (change,) = [c for c in p.changes if c.step == "attachments"]
     assert change.seq == rows[1].seq
     assert [(s.section, s.messages) for s in p.steps if s.step == "attachments"] == [("HISTORY", 1)]
+
+
+def test_a_row_the_thinking_rung_archived_weighs_nothing_against_the_request_limits() -> None:
+    """Past thinking archived (an assistant turn that only thought), then a current turn carrying one
+    screenshot, with limits of exactly one attachment and exactly the bytes left: the request is within
+    them, so the screenshot the user is asking about stays."""
+    thinking = {"type": "thinking", "thinking": filler(3_000, "pondera"), "signature": "sig"}
+    b = Rows().system("You are a careful agent.")
+    b.user("OBSERVATION A\n" + filler(1_000, "obsa")).message(PartSpec("assistant", "message", [thinking]))
+    b.user([_image(320, 240), {"type": "text", "text": "what is wrong on this screen?"}])
+    b.assistant("Looking at it.")
+    rows = b.rows
+    snapshot = Snapshot("conv-1", 0, rows[-1].seq, tuple(rows))
+    roomy = plan(snapshot, budget_for(4_000), Policy(), count)
+    live = {c.seq: c.live_content for c in roomy.changes}
+    assert [c.state for c in roomy.changes] == ["archived"]  # only the thinking went
+    exact = RequestLimits(
+        max_attachments=1, max_bytes=sum(_weight(live.get(r.seq, r.view) or []) for r in rows)
+    )
+    p = plan(snapshot, budget_for(4_000), Policy(), count, limits=exact)
+    assert (p.changes, p.reason) == (roomy.changes, roomy.reason)
+    assert p.reason == "fits after LLM-free steps"
