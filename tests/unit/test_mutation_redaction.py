@@ -8,7 +8,8 @@ placeholder while adjacent secrets keep one each.
 
 from __future__ import annotations
 
-from sleepcompact.adapters.redaction import Redactor, _merged
+from sleepcompact.adapters.redaction import Redactor, _find, _merged
+from sleepcompact.adapters.secret_rules import group, rule, whole
 
 KEY = b"k" * 32
 TOKEN = "ghp_" + "a" * 36
@@ -48,3 +49,24 @@ def test_overlapping_findings_merge_and_adjacent_ones_do_not() -> None:
     assert _merged([(4, 8, "b", "y"), (0, 4, "a", "x")], text) == [(0, 4, "a", "x"), (4, 8, "b", "y")]
     # One ending where a longer overlapping one ends is absorbed, not extended.
     assert _merged([(0, 8, "a", "x"), (3, 8, "b", "y")], text) == [(0, 8, "a", "x")]
+
+
+def test_a_lower_priority_secret_overlapping_one_already_found_is_skipped_but_adjacent_ones_are_kept() -> (
+    None
+):
+    # Rules run in priority order; a later rule's hit that overlaps an earlier one's (by even one
+    # character, at the very start of the text) is dropped, one that only touches it is a secret too.
+    rules = [
+        rule("AAAA", whole("first"), "a"),
+        rule("BBBB", whole("second"), "b"),
+        rule("AABB", whole("third"), "b"),
+    ]
+    assert _find(rules, "AAAABB") == [(0, 4, "first")]
+    assert _find(rules, "AAAABBBB") == [(0, 4, "first"), (4, 8, "second")]
+    assert _find(rules, "BBBBAAAA") == [(0, 4, "second"), (4, 8, "first")]
+
+
+def test_an_empty_secret_is_no_secret() -> None:
+    # "key=" with nothing after it: a placeholder there would claim a secret the text does not carry.
+    rules = [rule(r"key=(?P<v>\w*)", group("key"), "key")]
+    assert _find(rules, "key= and key=abc") == [(13, 16, "key")]
