@@ -70,3 +70,15 @@ def test_an_empty_secret_is_no_secret() -> None:
     # "key=" with nothing after it: a placeholder there would claim a secret the text does not carry.
     rules = [rule(r"key=(?P<v>\w*)", group("key"), "key")]
     assert _find(rules, "key= and key=abc") == [(13, 16, "key")]
+
+
+def test_a_labelled_value_is_replaced_by_a_placeholder_naming_its_label() -> None:
+    # The kind tells whoever reads the redacted call what was there (a password, a token), and the
+    # report of what was found counts it under that kind.
+    redacted = Redactor(key=KEY, scope="conv_1").redact_value(
+        {"password": "hunter2xyz", "args": ["--token", "s3cr3tvalue99"]}
+    )
+    assert redacted == {
+        "password": "[REDACTED:password:563842]",
+        "args": ["--token", "[REDACTED:token:582116]"],
+    }
