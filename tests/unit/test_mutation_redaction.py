@@ -82,3 +82,10 @@ def test_a_labelled_value_is_replaced_by_a_placeholder_naming_its_label() -> Non
         "password": "[REDACTED:password:563842]",
         "args": ["--token", "[REDACTED:token:582116]"],
     }
+
+
+def test_only_the_flag_before_a_value_labels_it() -> None:
+    # The first argument has no flag before it; the list's last item is not one (a flag that ends a
+    # command line labels nothing).
+    redactor = Redactor(key=KEY, scope="conv_1")
+    assert redactor.redact_value(["s3cr3tvalue99", "--token"]) == ["s3cr3tvalue99", "--token"]
