@@ -89,3 +89,21 @@ def test_only_the_flag_before_a_value_labels_it() -> None:
     # command line labels nothing).
     redactor = Redactor(key=KEY, scope="conv_1")
     assert redactor.redact_value(["s3cr3tvalue99", "--token"]) == ["s3cr3tvalue99", "--token"]
+
+
+def test_a_mapping_s_keys_labels_and_opaque_fields() -> None:
+    redactor = Redactor(key=KEY, scope="conv_1")
+    # An environment entry's name labels its value, and only its value.
+    env = {"name": "DB_PASSWORD", "value": "hunter2xyz", "description": "rotated monthly"}
+    assert redactor.redact_value(env) == {
+        "name": "DB_PASSWORD",
+        "value": "[REDACTED:password:563842]",
+        "description": "rotated monthly",
+    }
+    # A key is text like any other: a token in it is redacted.
+    assert redactor.redact_value({f"token {TOKEN}": 1}) == {"token [REDACTED:github_token:523808]": 1}
+    # A key that is not a string labels nothing and is kept.
+    assert redactor.redact_value({7: "hunter2xyz"}) == {7: "hunter2xyz"}
+    # A thinking block's signature is opaque: changing it would make the provider refuse the block.
+    block = {"type": "thinking", "thinking": "plan", "signature": TOKEN}
+    assert redactor.redact_value(block) == block
