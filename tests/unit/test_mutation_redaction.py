@@ -8,7 +8,7 @@ placeholder while adjacent secrets keep one each.
 
 from __future__ import annotations
 
-from sleepcompact.adapters.redaction import Redactor, _find, _merged
+from sleepcompact.adapters.redaction import Redactor, _find, _merged, redact_for_log
 from sleepcompact.adapters.secret_rules import group, rule, whole
 
 KEY = b"k" * 32
@@ -107,3 +107,14 @@ def test_a_mapping_s_keys_labels_and_opaque_fields() -> None:
     # A thinking block's signature is opaque: changing it would make the provider refuse the block.
     block = {"type": "thinking", "thinking": "plan", "signature": TOKEN}
     assert redactor.redact_value(block) == block
+
+
+def test_a_logged_value_of_any_shape_is_redacted_with_the_processs_placeholders() -> None:
+    # One secret logged as a line and inside a structure gets one placeholder, so the lines of a process
+    # still correlate; the structure keeps everything that is not a secret.
+    line = redact_for_log(f"token {TOKEN}")
+    logged = redact_for_log({"header": f"token {TOKEN}", "attempt": 2, "password": "hunter2xyz"})
+    assert isinstance(logged, dict) and logged["attempt"] == 2
+    assert logged["header"] == line != f"token {TOKEN}"
+    assert logged["password"].startswith("[REDACTED:password:")
+    assert redact_for_log([f"token {TOKEN}"]) == [line]
