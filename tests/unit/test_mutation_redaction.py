@@ -118,3 +118,13 @@ def test_a_logged_value_of_any_shape_is_redacted_with_the_processs_placeholders(
     assert logged["header"] == line != f"token {TOKEN}"
     assert logged["password"].startswith("[REDACTED:password:")
     assert redact_for_log([f"token {TOKEN}"]) == [line]
+
+
+def test_a_long_logged_line_and_one_with_a_lone_surrogate_get_the_same_placeholders() -> None:
+    # Lines over 512 characters skip the cache; they must still be redacted with the process's key and
+    # scope, or one secret would carry two numbers in one log.
+    line = redact_for_log(f"token {TOKEN}")
+    long_line = redact_for_log("x" * 600 + f" token {TOKEN}")
+    assert long_line == "x" * 600 + " " + line
+    # A lone surrogate (valid in JSON text) in a short line is redacted, not a crash.
+    assert redact_for_log(f"token {TOKEN} \ud800") == line + " \ud800"
