@@ -115,3 +115,22 @@ def test_the_validator_refuses_what_the_provider_refuses() -> None:
         ],
     }
     assert cache_problems(order)  # a 1-hour entry after a 5-minute one
+
+
+def test_a_request_that_ends_with_an_assistant_prefill_marks_its_last_two_user_turns() -> None:
+    # A caller may end the request with the start of the answer ("prefill"); the newest user turns are
+    # then the second and fourth from the end, and they are still the ones marked.
+    request = {
+        "messages": [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "second"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "third"},
+            {"role": "assistant", "content": "{"},
+        ],
+    }
+    messages = with_breakpoints(request, "5m")["messages"]
+    marked = [i for i, m in enumerate(messages) if isinstance(m["content"], list)]
+    assert marked == [2, 4]
+    assert messages[4]["content"] == [{"type": "text", "text": "third", "cache_control": EPHEMERAL}]
