@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from sleepcompact import Memory
+from sleepcompact import Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.services import compaction, compaction_writes
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
+BODY = "## Task and goals\n- fix the parser in src/ledger/totals.py"
 
 
 @pytest.fixture
@@ -128,3 +131,102 @@ def test_the_summary_row_takes_one_seq_names_its_compaction_and_is_not_activity(
     assert mem.admin.conversation(cid).last_activity_at == active
     mem.append(cid, {"role": "user", "content": "next question"})
     assert max(r["seq"] for r in mem.export(cid).messages) == last_seq + 2
+
+
+class _Clock:
+    """``time.monotonic`` that moves only when the test says (no wall-clock limit)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_a_compaction_stalled_after_its_summary_records_how_long_it_took(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = _Clock()
+
+    def summarizer(prompt: str) -> str:
+        clock.now += 1.5  # the model answers in 1.5 s, and the layout still saves under 5%
+        return "## Task and goals\n- answer the four short messages"
+
+    monkeypatch.setattr(compaction, "time", clock)
+    monkeypatch.setattr(compaction_writes, "time", clock)
+    with Memory(database_url=sqlite_url, summarizer=summarizer, auto_migrate=True) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096)
+        mem.append(cid, {"role": "system", "content": "rule " * 2_000})
+        for i in range(4):
+            role = "user" if i % 2 == 0 else "assistant"
+            mem.append(cid, {"role": role, "content": f"message {i} " + "lorem ipsum dolor " * 10})
+        assert mem.compactions.compact(cid).status == "stalled"
+        (record,) = mem.compactions.history(cid)
+    assert (record.status, record.duration_ms) == ("stalled", 1500)
+
+
+def test_an_llm_free_compaction_records_no_summarizer_and_costs_nothing(mem: Memory) -> None:
+    conv = coding_agent(seed=2)
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=12_000)
+    mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+    outcome = mem.compactions.compact(cid)
+    (record,) = mem.compactions.history(cid)
+    assert [s["step"] for s in record.steps] == ["truncate", "mask"]
+    assert record.id == outcome.compaction_id and re.fullmatch(r"cmp_[0-9a-f]{16}", record.id)
+    assert (record.status, record.summary_message_id, record.error) == ("applied", None, None)
+    assert (record.summarizer_provider, record.summarizer_model) == (None, None)
+    assert (record.llm_input_tokens, record.llm_output_tokens, record.llm_cost_usd, record.llm_batch) == (
+        0,
+        0,
+        0.0,
+        False,
+    )
+
+
+def test_the_facts_a_summary_folds_are_journaled_in_the_users_name_with_their_provenance(
+    sqlite_url: str,
+) -> None:
+    with Memory(
+        database_url=sqlite_url, summarizer=lambda p: "## Task and goals\n- plan", auto_migrate=True
+    ) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096, metadata={"user": "Dana"})
+        mem.append(cid, {"role": "system", "content": "You are a helpful companion."})
+        mem.append(cid, {"role": "user", "content": "I moved to Lisbon last year and I work as a nurse."})
+        for i in range(12):
+            mem.append(
+                cid, {"role": "user", "content": f"Message {i}: " + "we talked about small things " * 12}
+            )
+            mem.append(cid, {"role": "assistant", "content": f"Reply {i}: " + "that is good to hear " * 12})
+        assert mem.compactions.compact(cid, force=True).status == "applied"
+        entries = mem.journal.entries(cid)
+        (moved,) = [e for e in entries if "Lisbon" in e.content and e.origin == "pre_compaction"]
+    assert moved.content.endswith("] Dana moved to Lisbon last year and Dana works as a nurse.")
+    assert (moved.source_type, moved.provenance) == ("direct", "user")
+    assert moved.tags == ("event", "named", "dated")
+
+
+def _views(mem: Memory, cid: str) -> list[tuple[Any, ...]]:
+    """Every row's live view and the compaction that made it (what a restore must put back)."""
+    rows = mem.export(cid).messages
+    return [
+        (r["id"], r["state"], r["live_content"], r["compaction_id"]) for r in rows if r["kind"] != "summary"
+    ]
+
+
+def test_undoing_the_guards_second_emergency_puts_back_what_its_first_left(sqlite_url: str) -> None:
+    """The guard plans its second emergency on the rows its first one left, as it rendered them (not
+    read back): the rows the first compaction changed must say so there, or undoing the second leaves
+    them belonging to no compaction."""
+    with Memory(Settings(database_url=sqlite_url), summarizer=lambda p: BODY, auto_migrate=True) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
+        conv = coding_agent(seed=0)
+        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        first = mem.prepare_context(cid)
+        mem.append_many(cid, coding_agent(seed=1).messages)
+        before_second = _views(mem, cid)
+        second = mem.prepare_context(cid)
+        assert (first.action, second.action) == ("emergency_compacted", "emergency_compacted")
+        assert first.compaction_id is not None and second.compaction_id is not None
+        assert any(view[3] == first.compaction_id for view in before_second)
+        assert mem.compactions.restore(second.compaction_id) == (second.compaction_id,)
+        assert _views(mem, cid) == before_second
