@@ -142,15 +142,16 @@ def apply(
     p: Plan,
     record: CompactionRecord,
     summarized: Summarized | None,
-    settings: dict[str, Any] | None = None,
-    started: float | None = None,
+    settings: dict[str, Any],
+    started: float,
     lease_owner: str | None = None,
 ) -> Applied | None:
     """Stage 5: in one transaction, only if the epoch is still the snapshot's: the row changes, the
     summary message, the compaction record, the journal entries and the calibration. Returns what it
-    wrote, or None when the race was lost (nothing written). ``started``: the compaction's
-    ``time.monotonic()`` start; the record's duration then runs up to the record's own write.
-    ``lease_owner``: a lease given back in the same transaction when it applies."""
+    wrote, or None when the race was lost (nothing written). ``settings``: what an admin re-run compares
+    today's settings with. ``started``: the compaction's ``time.monotonic()`` start; the record's
+    duration runs up to the record's own write. ``lease_owner``: a lease given back in the same
+    transaction when it applies."""
     conversation_id = loaded.conv.id
     # Journaled facts are redacted before the transaction (CPU work on every folded row, no lock held).
     content = summarized.content if summarized else None
@@ -175,11 +176,10 @@ def apply(
             "summary": content,
             "flags": flags,
             "quarantined": quarantined,
+            "settings": settings,
         }
-        if settings is not None:
-            meta["settings"] = settings  # what an admin re-run compares today's settings with
         # The extraction above and the row changes are the compaction's work, not what a tick adds to it.
-        took = record.duration_ms if started is None else int((time.monotonic() - started) * 1000)
+        took = int((time.monotonic() - started) * 1000)
         summary_id = summary.id if summary else None
         uow.compactions.add(
             replace(record, summary_message_id=summary_id, tokens_after=tokens_after, duration_ms=took),

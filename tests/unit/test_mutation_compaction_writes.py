@@ -173,6 +173,8 @@ def test_an_llm_free_compaction_records_no_summarizer_and_costs_nothing(mem: Mem
     (record,) = mem.compactions.history(cid)
     assert [s["step"] for s in record.steps] == ["truncate", "mask"]
     assert record.id == outcome.compaction_id and re.fullmatch(r"cmp_[0-9a-f]{16}", record.id)
+    (exported,) = mem.export(cid).compactions  # the export keeps why the plan stopped where it did
+    assert exported["metadata"]["reason"] == outcome.reason == "fits after LLM-free steps"
     assert (record.status, record.summary_message_id, record.error) == ("applied", None, None)
     assert (record.summarizer_provider, record.summarizer_model) == (None, None)
     assert (record.llm_input_tokens, record.llm_output_tokens, record.llm_cost_usd, record.llm_batch) == (
