@@ -61,6 +61,8 @@ def test_a_stalled_compaction_records_that_nothing_changed(mem: Memory) -> None:
     assert record.tokens_saved == 0 and record.error
     assert record.input_hash is not None and HEX64.fullmatch(record.input_hash)
     assert record.snapshot_epoch == 0
+    (exported,) = mem.export(cid).compactions  # the export document says "no steps", not null
+    assert (exported["steps"], exported["messages_affected"]) == ([], 0)
     shown = record.to_dict()
     assert (shown["status"], shown["tokens_saved"], shown["flagged"], shown["summary"]) == (
         "stalled",
