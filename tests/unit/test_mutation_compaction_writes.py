@@ -3,7 +3,10 @@
 
 ``history`` shows a stalled or failed compaction with its own id, its status and error, no steps, no
 message affected, nothing saved, and the fingerprint and epoch of the state it was planned on (what a
-later run compares against).
+later run compares against); a stall after the summary was paid for records how long it took. An
+applied compaction without a summary names no summarizer and costs nothing; the facts a summary folds
+are journaled in the user's name with their tags and provenance; undoing the guard's second emergency
+compaction puts back the rows exactly as its first one left them.
 """
 
 from __future__ import annotations
