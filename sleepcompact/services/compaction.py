@@ -133,13 +133,11 @@ def _write(
     or the race was lost)."""
     record = build_record(loaded, p, request.trigger, summarized, report.started)
     saved = p.tokens_before - p.tokens_after
+    ratio = loaded.policy.stall_ratio
     # A layout chosen to fit the provider's request limits is applied even when it saves few tokens.
-    if (
-        saved < loaded.policy.stall_ratio * max(p.tokens_before, 1)
-        and not request.force
-        and not p.over_limits
-    ):
-        why = f"saved {saved} of {p.tokens_before} tokens (< 5%)"
+    if saved < ratio * max(p.tokens_before, 1) and not request.force and not p.over_limits:
+        least = f"{ratio * 100:g}%"  # the conversation's own ratio (a policy may set it), 5% by default
+        why = f"saved {saved} of {p.tokens_before} tokens (< {least})"
         record_only(deps, record, "stalled", why)
         return _done(
             report,
@@ -147,7 +145,7 @@ def _write(
             summarized,
             status="stalled",
             tokens_after=p.tokens_before,
-            reason="the layout would save less than 5%; backing off",
+            reason=f"the layout would save less than {least}; backing off",
         )
     settings = _settings(deps, loaded, request)
     applied = apply(deps, loaded, p, record, summarized, settings, report.started, request.lease_owner)

@@ -399,6 +399,32 @@ def test_a_layout_that_saves_under_5_percent_is_recorded_as_a_stall_not_applied(
         assert forced.status == "applied" and forced.tokens_after < size
 
 
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_layout_saving_exactly_the_stall_ratio_is_applied_and_one_token_short_stalls(
+    sqlite_memory: Memory, extra: int
+) -> None:
+    """The stall threshold is "saves less than": at exactly the ratio (a conversation's policy sets
+    it) the layout is applied; a ratio one token higher stalls, and says which ratio it missed."""
+    mem = sqlite_memory
+    conv = coding_agent(seed=2)
+    probe = mem.create_conversation("claude-sonnet-4-5", context_window=12_000)
+    mem.append_many(probe, [{"role": "system", "content": conv.system}, *conv.messages])
+    dry = mem.compactions.compact(probe, dry_run=True)  # an LLM-free plan: the dry run is exact
+    before, saved = dry.tokens_before, dry.tokens_before - dry.tokens_after
+    ratio = (saved + extra) / before
+    assert ratio * before == saved + extra  # the threshold is exactly on a token
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=12_000, policy={"stall_ratio": ratio})
+    mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+    outcome = mem.compactions.compact(cid)
+    if extra == 0:
+        assert (outcome.status, outcome.tokens_after) == ("applied", dry.tokens_after)
+        return
+    least = f"{ratio * 100:g}%"
+    assert (outcome.status, outcome.tokens_after) == ("stalled", before)
+    assert outcome.reason == f"the layout would save less than {least}; backing off"
+    assert mem.compactions.history(cid)[-1].error == f"saved {saved} of {before} tokens (< {least})"
+
+
 def test_a_compaction_that_lost_its_race_says_so_and_writes_nothing_of_its_own(
     sqlite_url: str, events: list[dict[str, Any]]
 ) -> None:
@@ -442,12 +468,13 @@ def test_an_llm_free_compaction_reports_no_summary(
     conv = coding_agent(seed=2)
     cid = mem.create_conversation("claude-sonnet-4-5", context_window=12_000, tenant_id="acme")
     mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
-    outcome = mem.compactions.compact(cid)
-    assert (outcome.status, outcome.conversation_id) == ("applied", cid)
+    outcome = mem.compactions.compact(cid, trigger="sleep")
+    assert (outcome.status, outcome.conversation_id, outcome.trigger) == ("applied", cid, "sleep")
     assert (outcome.summary, outcome.summary_tokens, outcome.fallback) == (None, 0, None)
     assert [s["step"] for s in outcome.steps] == ["truncate", "mask"]
     (event,) = events
     assert (event["conversation_id"], event["tenant_id"], event["outcome"]) == (cid, "acme", "applied")
+    assert event["trigger"] == "sleep"
     assert (event["llm_model"], event["llm_input_tokens"], event["cost_usd"]) == (None, 0, 0.0)
 
 
