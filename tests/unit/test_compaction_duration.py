@@ -11,15 +11,8 @@ import pytest
 
 from sleepcompact import Memory
 from sleepcompact.demo.synthetic import coding_agent
-from sleepcompact.services import compaction, compaction_writes
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
+from sleepcompact.services import compaction_writes
+from tests.support.clock import stopped_compaction_clock
 
 
 def test_the_record_counts_the_journal_extraction_as_part_of_the_compaction(
@@ -28,15 +21,13 @@ def test_the_record_counts_the_journal_extraction_as_part_of_the_compaction(
     conv = coding_agent(seed=2)
     cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
     mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
-    clock = _Clock()
+    clock = stopped_compaction_clock(monkeypatch)
     extract = compaction_writes.journal_entries
 
     def slow_extraction(*args: Any, **kwargs: Any) -> Any:
         clock.now += 2.5  # the extraction of what is folded takes 2.5 s
         return extract(*args, **kwargs)
 
-    monkeypatch.setattr(compaction, "time", clock)
-    monkeypatch.setattr(compaction_writes, "time", clock)
     monkeypatch.setattr(compaction_writes, "journal_entries", slow_extraction)
     out = mem.compactions.compact(cid, trigger="sleep")
 

@@ -19,7 +19,7 @@ import pytest
 
 from sleepcompact import Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent
-from sleepcompact.services import compaction, compaction_writes
+from tests.support.clock import stopped_compaction_clock
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 BODY = "## Task and goals\n- fix the parser in src/ledger/totals.py"
@@ -138,27 +138,15 @@ def test_the_summary_row_takes_one_seq_names_its_compaction_and_is_not_activity(
     assert max(r["seq"] for r in mem.export(cid).messages) == last_seq + 2
 
 
-class _Clock:
-    """``time.monotonic`` that moves only when the test says (no wall-clock limit)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 def test_a_compaction_stalled_after_its_summary_records_how_long_it_took(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clock = _Clock()
+    clock = stopped_compaction_clock(monkeypatch)
 
     def summarizer(prompt: str) -> str:
         clock.now += 1.5  # the model answers in 1.5 s, and the layout still saves under 5%
         return "## Task and goals\n- answer the four short messages"
 
-    monkeypatch.setattr(compaction, "time", clock)
-    monkeypatch.setattr(compaction_writes, "time", clock)
     with Memory(database_url=sqlite_url, summarizer=summarizer, auto_migrate=True) as mem:
         cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096)
         mem.append(cid, {"role": "system", "content": "rule " * 2_000})
