@@ -189,6 +189,36 @@ def test_after_a_stall_sleep_backs_off_until_the_conversation_grows(sqlite_memor
     assert mem.compactions.compact(cid, trigger="sleep").status != "backoff"  # it plans again
 
 
+def _grown_unfittable(mem: Memory, policy: dict[str, float] | None = None) -> tuple[str, int, int]:
+    """An unfittable conversation stalled by a sleep compaction, then grown by one message: (its id,
+    its size at the stall, its size now)."""
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096, policy=policy)
+    mem.append(cid, {"role": "system", "content": "rule " * 2_000})
+    mem.append(cid, {"role": "user", "content": "hello"})
+    assert mem.compactions.compact(cid, trigger="sleep").status == "stalled"
+    stalled_at = mem.admin.conversation(cid).live_tokens
+    mem.append(cid, {"role": "user", "content": "word " * 40})
+    return cid, stalled_at, mem.admin.conversation(cid).live_tokens
+
+
+@pytest.mark.parametrize(("extra", "backs_off"), [(0, False), (1, True)])
+def test_sleep_plans_again_once_grown_by_exactly_the_stall_ratio(
+    sqlite_memory: Memory, extra: int, backs_off: bool
+) -> None:
+    """Grown by exactly the stall ratio, the conversation is planned again (here its summary would not
+    be shorter than the two short turns: a recorded failure); one token short of it, the sleep
+    compaction still backs off. The ratio is set so that the threshold falls on a token."""
+    mem = sqlite_memory
+    _, before, grown = _grown_unfittable(mem)  # a probe: the same rows give the same counts
+    ratio = (grown + extra) / before - 1
+    assert before * (1 + ratio) == grown + extra
+    cid, *sizes = _grown_unfittable(mem, {"stall_ratio": ratio})
+    assert sizes == [before, grown]
+    outcome = mem.compactions.compact(cid, trigger="sleep")
+    assert (outcome.status == "backoff") is backs_off
+    assert len(mem.compactions.history(cid)) == (1 if backs_off else 2)
+
+
 def test_a_dry_run_reports_the_plan_with_its_figures(
     sqlite_memory: Memory, events: list[dict[str, Any]]
 ) -> None:
