@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from sleepcompact import ConversationNotFound, Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.hooks import CompactionVerdict
 from sleepcompact.ports.llm import SummaryResult
+from sleepcompact.services import compaction
 from tests.support.events import recorded
 
 BODY = "## Task and goals\n- fix the parser (from the batch)"
@@ -251,6 +253,59 @@ def test_the_guards_compacted_context_is_the_one_a_fresh_call_renders(sqlite_url
         assert compacted.messages == fresh.messages and compacted.system == fresh.system
         assert compacted.tokens == fresh.tokens
         assert "fix the parser (from the batch)" in json.dumps(compacted.messages)
+
+
+def test_the_guard_journals_the_folded_rows_while_its_model_writes_the_summary(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the guard's deadline the folded rows' journal entries are extracted while the model is
+    asked, so that only the transaction is left once it answers. The model here answers only once
+    they are (or gives up after 5 s, then says it waited in vain)."""
+    extracted = threading.Event()
+    extract = compaction.folded_entries
+    waited: list[bool] = []
+
+    def folded_entries(*args: Any) -> Any:
+        entries = extract(*args)
+        extracted.set()
+        return entries
+
+    def llm(prompt: str) -> str:
+        waited.append(extracted.wait(timeout=5))
+        return BODY
+
+    monkeypatch.setattr(compaction, "folded_entries", folded_entries)
+    with Memory(Settings(database_url=sqlite_url), summarizer=llm, auto_migrate=True) as mem:
+        conv = coding_agent(seed=0)
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
+        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        prepared = mem.prepare_context(cid)
+        assert prepared.action == "emergency_compacted"
+        (record,) = mem.compactions.history(cid)
+        assert waited == [True]
+        assert (record.summarizer_provider, record.error) == ("custom", None)
+        assert any(e.origin == "pre_compaction" for e in mem.journal.entries(cid))
+
+
+@pytest.mark.parametrize(
+    ("trigger", "fallback", "status"), [("manual", True, "applied"), ("emergency", False, "failed")]
+)
+def test_the_caller_chooses_whether_a_failed_summary_falls_back(
+    sqlite_url: str, trigger: Any, fallback: bool, status: str
+) -> None:
+    """By default only an emergency falls back to the offline summary; ``fallback=`` overrides that."""
+
+    def down(prompt: str) -> str:
+        raise RuntimeError("the model is down")
+
+    with Memory(Settings(database_url=sqlite_url), summarizer=down, auto_migrate=True) as mem:
+        conv = coding_agent(seed=0)
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
+        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        outcome = mem.compactions.compact(cid, trigger=trigger, fallback=fallback)
+    assert outcome.status == status
+    if fallback:
+        assert outcome.fallback == "RuntimeError: the model is down"
 
 
 def test_rows_appended_while_the_guard_summarized_are_in_its_compacted_context(sqlite_url: str) -> None:
