@@ -302,10 +302,21 @@ def test_the_caller_chooses_whether_a_failed_summary_falls_back(
         conv = coding_agent(seed=0)
         cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
         mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        size = mem.admin.conversation(cid).live_tokens
         outcome = mem.compactions.compact(cid, trigger=trigger, fallback=fallback)
-    assert outcome.status == status
+        (record,) = mem.compactions.history(cid)
+    assert (outcome.status, outcome.compaction_id, outcome.tokens_before) == (status, record.id, size)
     if fallback:
         assert outcome.fallback == "RuntimeError: the model is down"
+        return
+    # The failure names the summarizer that failed and the size it left untouched.
+    assert (record.status, record.summarizer_provider, record.summarizer_model) == (
+        "failed",
+        "custom",
+        "custom",
+    )
+    assert (record.tokens_before, record.tokens_after, outcome.tokens_after) == (size, size, size)
+    assert record.error == "RuntimeError: the model is down"
 
 
 def test_rows_appended_while_the_guard_summarized_are_in_its_compacted_context(sqlite_url: str) -> None:
