@@ -316,7 +316,7 @@ def test_the_caller_chooses_whether_a_failed_summary_falls_back(
         "custom",
     )
     assert (record.tokens_before, record.tokens_after, outcome.tokens_after) == (size, size, size)
-    assert record.error == "RuntimeError: the model is down"
+    assert record.error == outcome.reason == "RuntimeError: the model is down"
 
 
 def test_rows_appended_while_the_guard_summarized_are_in_its_compacted_context(sqlite_url: str) -> None:
