@@ -21,6 +21,7 @@ from sqlalchemy import event
 
 from sleepcompact import ConversationNotFound, Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.domain.prompt import SUMMARY_PREFIX
 from sleepcompact.hooks import CompactionVerdict
 from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services import compaction
@@ -317,6 +318,30 @@ def test_the_caller_chooses_whether_a_failed_summary_falls_back(
     )
     assert (record.tokens_before, record.tokens_after, outcome.tokens_after) == (size, size, size)
     assert record.error == outcome.reason == "RuntimeError: the model is down"
+
+
+def test_the_third_summary_in_a_row_says_how_often_the_history_was_summarized(sqlite_url: str) -> None:
+    """Each rolling summary is asked with the previous one's body (without the prefix the model reads
+    it under); from the third on, the summary opens with a note that details may have been lost."""
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return f"## Task and goals\n- summary number {len(prompts)}"
+
+    with Memory(Settings(database_url=sqlite_url), summarizer=llm, auto_migrate=True) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=32_000)
+        mem.append_many(cid, coding_agent(seed=0).messages)
+        for i in range(3):
+            assert mem.compactions.compact(cid, force=True).status == "applied"
+            mem.append_many(cid, coding_agent(seed=20 + i, turns=15).messages)
+        summaries = [h.summary or "" for h in mem.compactions.history(cid)]
+    note = "Note: earlier turns of this conversation have been summarized 3 times; details may be lost."
+    assert [SUMMARY_PREFIX in text for text in summaries] == [True, True, True]
+    assert [note in text for text in summaries] == [False, False, True]
+    assert summaries[2].startswith(f"{SUMMARY_PREFIX}{note}\n\n## Task and goals\n- summary number 3")
+    assert "- summary number 1" in prompts[1] and SUMMARY_PREFIX.strip() not in prompts[1]
+    assert "summarized" not in summaries[1]
 
 
 def test_rows_appended_while_the_guard_summarized_are_in_its_compacted_context(sqlite_url: str) -> None:
