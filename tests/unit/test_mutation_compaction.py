@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import event
 
 from sleepcompact import ConversationNotFound, Memory, Settings
+from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.prompt import SUMMARY_PREFIX
 from sleepcompact.hooks import CompactionVerdict
@@ -342,6 +343,33 @@ def test_the_third_summary_in_a_row_says_how_often_the_history_was_summarized(sq
     assert summaries[2].startswith(f"{SUMMARY_PREFIX}{note}\n\n## Task and goals\n- summary number 3")
     assert "- summary number 1" in prompts[1] and SUMMARY_PREFIX.strip() not in prompts[1]
     assert "summarized" not in summaries[1]
+
+
+def test_a_model_that_writes_its_whole_stated_budget_still_fits_the_room_the_plan_made(
+    sqlite_url: str,
+) -> None:
+    """The model is told the room the summary message leaves for its own text (the prefix, the note
+    and the action ledger taken out): writing all of it, the message stays within the plan's cap."""
+    count = load_counter().count
+    asked: list[int] = []
+
+    def llm(prompt: str) -> str:
+        found = re.search(r"Stay under (\d+) tokens", prompt)
+        assert found is not None
+        asked.append(int(found.group(1)))
+        text = "## Task and goals\n-"
+        while count(text + " word") <= asked[-1]:
+            text += " word"
+        return text
+
+    with Memory(Settings(database_url=sqlite_url), summarizer=llm, auto_migrate=True) as mem:
+        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
+        mem.append_many(cid, coding_agent(seed=0).messages)
+        cap = mem.compactions.compact(cid, dry_run=True).plan["summarize"]["max_tokens"]
+        outcome = mem.compactions.compact(cid)
+        (summary,) = [r["content"] for r in mem.export(cid).messages if r["kind"] == "summary"]
+    assert (outcome.status, outcome.fallback, len(asked)) == ("applied", None, 1)
+    assert cap - 8 <= count(summary) <= cap
 
 
 def test_rows_appended_while_the_guard_summarized_are_in_its_compacted_context(sqlite_url: str) -> None:
