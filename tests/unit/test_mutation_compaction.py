@@ -372,6 +372,29 @@ def test_a_model_that_writes_its_whole_stated_budget_still_fits_the_room_the_pla
     assert cap - 8 <= count(summary) <= cap
 
 
+def test_a_request_folded_without_its_answer_is_answered_in_the_ledger(sqlite_url: str) -> None:
+    """The fold may end on a request whose answer stays live (five messages preserved): the ledger
+    reads the rows after the fold to say what became of it, so it is "answered", not "pending"."""
+    with Memory(Settings(database_url=sqlite_url), summarizer=lambda p: BODY, auto_migrate=True) as mem:
+        cid = mem.create_conversation(
+            "claude-sonnet-4-5", context_window=16_000, policy={"preserve_messages": 5}
+        )
+        for i in range(8):
+            mem.append(
+                cid, {"role": "user", "content": f"Please rename report_{i}.txt to summary_{i}.txt. " * 12}
+            )
+            mem.append(
+                cid, {"role": "assistant", "content": f"I renamed report_{i}.txt to summary_{i}.txt. " * 12}
+            )
+        assert mem.compactions.compact(cid, force=True).status == "applied"
+        rows = mem.export(cid).messages
+    (summary,) = [r["content"] for r in rows if r["kind"] == "summary"]
+    live = [(r["seq"], r["role"]) for r in rows if r["state"] != "archived" and r["kind"] != "summary"]
+    assert live[0] == (12, "assistant")  # seq 11, the request it answers, is folded
+    (line,) = [line for line in summary.splitlines() if line.startswith("- seq 11 request")]
+    assert line.endswith("→ answered")
+
+
 def test_rows_appended_while_the_guard_summarized_are_in_its_compacted_context(sqlite_url: str) -> None:
     conv = coding_agent(seed=0)
 
