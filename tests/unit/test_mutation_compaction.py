@@ -103,6 +103,9 @@ def test_a_summary_deferred_to_a_batch_is_recorded_then_applied_by_the_poll(
         assert deferred["tokens_before"] == deferred["tokens_after"] == size
         assert deferred["reason"] == "summary requested through a message batch"
         assert mem.admin.conversation(cid).live_tokens == size  # nothing written yet
+        (exported,) = mem.export(cid).compactions  # the export names the batch the record waits for
+        assert sorted(exported["metadata"]["batch"]) == ["batch_id", "factors", "params", "seqs"]
+        assert exported["metadata"]["batch"]["batch_id"] == "batch_1"
 
         polled = mem.compactions.poll_batches()
         (outcome,) = polled.applied
