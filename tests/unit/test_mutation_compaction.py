@@ -372,6 +372,7 @@ def test_a_model_that_writes_its_whole_stated_budget_still_fits_the_room_the_pla
         outcome = mem.compactions.compact(cid)
         (summary,) = [r["content"] for r in mem.export(cid).messages if r["kind"] == "summary"]
     assert (outcome.status, outcome.fallback, len(asked)) == ("applied", None, 1)
+    assert outcome.summary == summary  # the outcome carries the summary it applied
     assert cap - 8 <= count(summary) <= cap
 
 
