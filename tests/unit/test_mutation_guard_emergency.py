@@ -25,6 +25,7 @@ from structlog.testing import capture_logs
 import sleepcompact.services.guard as guard_service
 from sleepcompact import ContextOverflow, Memory, RequestTooLarge, Settings
 from sleepcompact.demo.synthetic import coding_agent
+from sleepcompact.hooks import CompactionVerdict
 from sleepcompact.services.clock import utcnow
 from tests.support.events import recorded
 from tests.support.png import blank
@@ -168,3 +169,21 @@ def test_a_broker_that_refuses_the_sleep_request_is_a_warning_not_an_error(sqlit
             "error": "ConnectionError",
         }
     ]
+
+
+def test_a_vetoed_emergency_gives_the_lease_back_for_the_next_tick(sqlite_url: str) -> None:
+    """An emergency compaction that applies nothing (a hook vetoed it) gives back the lease the guard
+    took for it, in a transaction of its own: the call fails with the figures, and the conversation's
+    sleep ticks are not held off until the lease expires."""
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
+
+        @mem.hooks.before_compaction
+        def frozen(event: Any) -> CompactionVerdict:
+            return CompactionVerdict(veto="frozen for audit")
+
+        cid = _coding(mem, 8_000)
+        with pytest.raises(ContextOverflow):
+            mem.prepare_context(cid)
+        (vetoed,) = mem.compactions.history(cid)
+        assert (vetoed.status, vetoed.trigger) == ("vetoed", "emergency")
+        assert mem.admin.conversation(cid).lease_owner is None
