@@ -187,3 +187,25 @@ def test_a_vetoed_emergency_gives_the_lease_back_for_the_next_tick(sqlite_url: s
         (vetoed,) = mem.compactions.history(cid)
         assert (vetoed.status, vetoed.trigger) == ("vetoed", "emergency")
         assert mem.admin.conversation(cid).lease_owner is None
+
+
+def test_a_vetoed_emergency_on_a_call_that_still_fits_sends_it_as_it_is(sqlite_url: str) -> None:
+    """Over the hard threshold but within the window, an emergency compaction a hook vetoed leaves the
+    call as it was: the action is ``none`` (nothing was compacted), naming the vetoed record and why."""
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
+
+        @mem.hooks.before_compaction
+        def frozen(event: Any) -> CompactionVerdict:
+            return CompactionVerdict(veto="frozen for audit")
+
+        cid = _coding(mem, 60_000)
+        before = mem.admin.conversation(cid).live_tokens
+        with recorded("guard") as lines:
+            prepared = mem.prepare_context(cid)
+        (vetoed,) = mem.compactions.history(cid)
+        assert (prepared.action, prepared.compaction_id) == ("none", vetoed.id)
+        assert prepared.reason == "vetoed by a before_compaction hook: frozen for audit"
+        assert mem.admin.conversation(cid).live_tokens == before
+        (line,) = lines
+        assert (line["action"], line["decision"], line["compaction"]) == ("none", "compact_now", "vetoed")
+        assert mem.admin.conversation(cid).lease_owner is None
