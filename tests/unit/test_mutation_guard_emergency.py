@@ -10,6 +10,8 @@ session). On a throwaway SQLite file: no server.
   leaves nothing to reuse.
 * A broker that refuses the guard's sleep request does not fail the call: a warning names the
   conversation and the error.
+* An emergency compaction a hook vetoes gives the guard's lease back; on a call that still fits, the
+  call goes as it is (action ``none``) and names the vetoed record.
 """
 
 from __future__ import annotations
