@@ -31,6 +31,14 @@ from tests.support.events import recorded
 BODY = "## Task and goals\n- fix the parser (from the batch)"
 
 
+def _coding(mem: Memory, window: int, *, seed: int = 0, policy: dict[str, Any] | None = None) -> str:
+    """A synthetic coding agent's conversation (its system prompt and turns) in a window of ``window``."""
+    conv = coding_agent(seed=seed)
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=window, policy=policy)
+    mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+    return cid
+
+
 @pytest.fixture
 def events() -> Iterator[list[dict[str, Any]]]:
     """The fields of every canonical ``compaction`` event emitted during the test."""
@@ -85,9 +93,7 @@ def test_a_summary_deferred_to_a_batch_is_recorded_then_applied_by_the_poll(
 ) -> None:
     llm = _Batches()
     with Memory(Settings(database_url=sqlite_url), summarizer=llm, auto_migrate=True) as mem:
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         size = mem.admin.conversation(cid).live_tokens
         report = mem.compactions.submit_batch([cid])
         (running,) = mem.compactions.history(cid)
@@ -166,8 +172,8 @@ def test_the_guards_emergency_journals_a_secret_under_the_placeholder_the_summar
         assert not any(token in e for e in journaled)
 
 
-def _unfittable(mem: Memory) -> str:
-    cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096)
+def _unfittable(mem: Memory, policy: dict[str, float] | None = None) -> str:
+    cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096, policy=policy)
     mem.append(cid, {"role": "system", "content": "rule " * 2_000})  # never compacted, alone over target
     mem.append(cid, {"role": "user", "content": "hello"})
     return cid
@@ -199,9 +205,7 @@ def test_after_a_stall_sleep_backs_off_until_the_conversation_grows(sqlite_memor
 def _grown_unfittable(mem: Memory, policy: dict[str, float] | None = None) -> tuple[str, int, int]:
     """An unfittable conversation stalled by a sleep compaction, then grown by one message: (its id,
     its size at the stall, its size now)."""
-    cid = mem.create_conversation("claude-sonnet-4-5", context_window=4_096, policy=policy)
-    mem.append(cid, {"role": "system", "content": "rule " * 2_000})
-    mem.append(cid, {"role": "user", "content": "hello"})
+    cid = _unfittable(mem, policy)
     assert mem.compactions.compact(cid, trigger="sleep").status == "stalled"
     stalled_at = mem.admin.conversation(cid).live_tokens
     mem.append(cid, {"role": "user", "content": "word " * 40})
@@ -230,9 +234,7 @@ def test_a_dry_run_reports_the_plan_with_its_figures(
     sqlite_memory: Memory, events: list[dict[str, Any]]
 ) -> None:
     mem = sqlite_memory
-    conv = coding_agent(seed=0)
-    cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-    mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+    cid = _coding(mem, 8_000)
     size = mem.admin.conversation(cid).live_tokens
     outcome = mem.compactions.compact(cid, dry_run=True)
     assert outcome.status == "dry_run" and outcome.plan is not None
@@ -248,9 +250,7 @@ def test_the_guards_compacted_context_is_the_one_a_fresh_call_renders(sqlite_url
     """After an emergency compaction the guard renders the call from the rows the apply left (not read
     back); the next call, with nothing to do, reads them: both must send the same messages."""
     with Memory(Settings(database_url=sqlite_url), summarizer=lambda p: BODY, auto_migrate=True) as mem:
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         compacted = mem.prepare_context(cid, fmt=fmt)  # type: ignore[arg-type]
         assert compacted.action == "emergency_compacted"
         fresh = mem.prepare_context(cid, fmt=fmt)  # type: ignore[arg-type]
@@ -281,9 +281,7 @@ def test_the_guard_journals_the_folded_rows_while_its_model_writes_the_summary(
 
     monkeypatch.setattr(compaction, "folded_entries", folded_entries)
     with Memory(Settings(database_url=sqlite_url), summarizer=llm, auto_migrate=True) as mem:
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         prepared = mem.prepare_context(cid)
         assert prepared.action == "emergency_compacted"
         (record,) = mem.compactions.history(cid)
@@ -304,9 +302,7 @@ def test_the_caller_chooses_whether_a_failed_summary_falls_back(
         raise RuntimeError("the model is down")
 
     with Memory(Settings(database_url=sqlite_url), summarizer=down, auto_migrate=True) as mem:
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         size = mem.admin.conversation(cid).live_tokens
         outcome = mem.compactions.compact(cid, trigger=trigger, fallback=fallback)
         (record,) = mem.compactions.history(cid)
@@ -490,9 +486,7 @@ def test_the_guard_renders_its_compacted_call_without_reading_the_rows_back(sqli
     """The rows an emergency compaction leaves are rendered into the guard's cache: the compacted call,
     and the next call, read the live rows only from the conversation's next seq on (none)."""
     with Memory(Settings(database_url=sqlite_url), summarizer=lambda p: BODY, auto_migrate=True) as mem:
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         reads: list[tuple[str, Any]] = []
 
         def record(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
@@ -582,15 +576,12 @@ def test_a_layout_saving_exactly_the_stall_ratio_is_applied_and_one_token_short_
     """The stall threshold is "saves less than": at exactly the ratio (a conversation's policy sets
     it) the layout is applied; a ratio one token higher stalls, and says which ratio it missed."""
     mem = sqlite_memory
-    conv = coding_agent(seed=2)
-    probe = mem.create_conversation("claude-sonnet-4-5", context_window=12_000)
-    mem.append_many(probe, [{"role": "system", "content": conv.system}, *conv.messages])
+    probe = _coding(mem, 12_000, seed=2)
     dry = mem.compactions.compact(probe, dry_run=True)  # an LLM-free plan: the dry run is exact
     before, saved = dry.tokens_before, dry.tokens_before - dry.tokens_after
     ratio = (saved + extra) / before
     assert ratio * before == saved + extra  # the threshold is exactly on a token
-    cid = mem.create_conversation("claude-sonnet-4-5", context_window=12_000, policy={"stall_ratio": ratio})
-    mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+    cid = _coding(mem, 12_000, seed=2, policy={"stall_ratio": ratio})
     outcome = mem.compactions.compact(cid)
     if extra == 0:
         assert (outcome.status, outcome.tokens_after) == ("applied", dry.tokens_after)
@@ -612,9 +603,7 @@ def test_a_compaction_that_lost_its_race_says_so_and_writes_nothing_of_its_own(
 
     try:
         with Memory(database_url=sqlite_url, summarizer=slow) as mem:
-            conv = coding_agent(seed=0)
-            cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-            mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+            cid = _coding(mem, 8_000)
             size = mem.admin.conversation(cid).live_tokens
             outcome = mem.compactions.compact(cid)
             rivals, discarded = mem.compactions.history(cid)
@@ -671,9 +660,7 @@ def test_a_before_compaction_hook_adds_instructions_after_the_calls_or_vetoes(sq
         def hook(event: Any) -> CompactionVerdict:
             return answers.pop(0)
 
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         assert mem.compactions.compact(cid, instructions="Quote the error.").status == "applied"
         assert "\n\nQuote the error.\n\nMention the hook.\n\n" in prompts[0]
         mem.append_many(cid, coding_agent(seed=1).messages)
@@ -694,9 +681,7 @@ def test_on_the_request_path_a_hook_slower_than_the_guards_deadline_is_ignored(s
             time.sleep(0.3)  # past the guard's deadline: its answer comes too late to count
             return CompactionVerdict(veto="too late")
 
-        conv = coding_agent(seed=0)
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem, 8_000)
         ctx = mem.prepare_context(cid)
         assert ctx.action in ("emergency_compacted", "fallback_compacted")
         assert [h.status for h in mem.compactions.history(cid)] == ["applied"]

@@ -213,9 +213,7 @@ def test_undoing_the_guards_second_emergency_puts_back_what_its_first_left(sqlit
     read back): the rows the first compaction changed must say so there, or undoing the second leaves
     them belonging to no compaction."""
     with Memory(Settings(database_url=sqlite_url), summarizer=lambda p: BODY, auto_migrate=True) as mem:
-        cid = mem.create_conversation("claude-sonnet-4-5", context_window=8_000)
-        conv = coding_agent(seed=0)
-        mem.append_many(cid, [{"role": "system", "content": conv.system}, *conv.messages])
+        cid = _coding(mem)
         first = mem.prepare_context(cid)
         mem.append_many(cid, coding_agent(seed=1).messages)
         before_second = _views(mem, cid)
