@@ -482,9 +482,13 @@ def test_a_batch_result_is_applied_with_the_calibration_it_was_planned_with(sqli
         assert applied.summary is not None and "fix the parser (from the batch)" in applied.summary
 
 
-def test_the_guard_renders_its_compacted_call_without_reading_the_rows_back(sqlite_url: str) -> None:
-    """The rows an emergency compaction leaves are rendered into the guard's cache: the compacted call,
-    and the next call, read the live rows only from the conversation's next seq on (none)."""
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+def test_the_guard_renders_its_compacted_call_without_reading_the_rows_back(
+    sqlite_url: str, fmt: Any
+) -> None:
+    """The rows an emergency compaction leaves are rendered into the guard's cache (each format has its
+    own): the compacted call, and the next call, read the live rows only from the conversation's next seq
+    on (none)."""
     with Memory(Settings(database_url=sqlite_url), summarizer=lambda p: BODY, auto_migrate=True) as mem:
         cid = _coding(mem, 8_000)
         reads: list[tuple[str, Any]] = []
@@ -495,12 +499,12 @@ def test_the_guard_renders_its_compacted_call_without_reading_the_rows_back(sqli
 
         event.listen(mem.admin.engine, "before_cursor_execute", record)
         try:
-            assert mem.prepare_context(cid).action == "emergency_compacted"
+            assert mem.prepare_context(cid, fmt=fmt).action == "emergency_compacted"
             # The compaction plans on the rows the rendering read: the whole history is read once.
             assert sum(1 for statement, parameters in reads if parameters[-1] == 0) == 1
             after_compaction = reads[-1]
             reads.clear()
-            assert mem.prepare_context(cid).action == "none"
+            assert mem.prepare_context(cid, fmt=fmt).action == "none"
         finally:
             event.remove(mem.admin.engine, "before_cursor_execute", record)
         next_seq = mem.admin.conversation(cid).next_seq

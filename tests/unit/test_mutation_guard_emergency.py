@@ -11,7 +11,11 @@ session). On a throwaway SQLite file: no server.
 * A broker that refuses the guard's sleep request does not fail the call: a warning names the
   conversation and the error.
 * An emergency compaction a hook vetoes gives the guard's lease back; on a call that still fits, the
-  call goes as it is (action ``none``) and names the vetoed record.
+  call goes as it is (action ``none``) and names the vetoed record; on a call an operator compacted by
+  hand meanwhile, the smaller call goes, ``emergency_compacted``.
+* A call of exactly the usable budget is sent; one token over is an overflow that writes nothing.
+* The emergency compaction leaves room for the recalled memories, plans with the calibration the guard
+  decided with (not one another process taught since), and gives the lease back when it crashes.
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from sqlalchemy.exc import OperationalError
 from structlog.testing import capture_logs
 
 import sleepcompact.services.guard as guard_service
 from sleepcompact import ContextOverflow, Memory, RequestTooLarge, Settings
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.hooks import CompactionVerdict
+from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services.clock import utcnow
 from tests.support.events import recorded
 from tests.support.png import blank
@@ -211,3 +217,120 @@ def test_a_vetoed_emergency_on_a_call_that_still_fits_sends_it_as_it_is(sqlite_u
         (line,) = lines
         assert (line["action"], line["decision"], line["compaction"]) == ("none", "compact_now", "vetoed")
         assert mem.admin.conversation(cid).lease_owner is None
+
+
+def test_a_call_of_exactly_the_usable_budget_is_sent_and_one_token_more_is_not(mem: Memory) -> None:
+    """An agent's first call, before any message, with a system prompt that fills the usable budget
+    exactly: it fits (over the hard threshold, so the guard tries, finds nothing to compact, and sends
+    it). One token less room is an overflow that names the system prompt and writes nothing."""
+    system = "".join(f"Rule {i}: be careful. " for i in range(300))
+    tokens = mem.prepare_context(mem.create_conversation("claude-sonnet-4-5"), system=system).tokens
+    exact = mem.create_conversation("claude-sonnet-4-5", context_window=tokens + 4_000, output_reserve=4_000)
+    with recorded("guard") as lines:
+        prepared = mem.prepare_context(exact, system=system)
+    assert (prepared.action, prepared.tokens, prepared.usable) == ("none", tokens, tokens)
+    assert prepared.system == system and prepared.messages == []
+    (line,) = lines
+    assert (line["action"], line["decision"], line["percent_of_usable"]) == ("none", "compact_now", 100.0)
+    short = mem.create_conversation("claude-sonnet-4-5", context_window=tokens + 3_999, output_reserve=4_000)
+    with pytest.raises(ContextOverflow) as raised:
+        mem.prepare_context(short, system=system)
+    err = raised.value
+    assert (err.tokens, err.usable, err.system_tokens) == (tokens, tokens - 1, tokens)
+    assert mem.compactions.history(short) == [] and mem.compactions.history(exact) == []
+
+
+def test_an_emergency_compaction_leaves_room_for_the_memories_the_call_recalls(sqlite_url: str) -> None:
+    """The recalled-notes block is sent with the compacted call, so the emergency compaction plans for a
+    budget without it: its usable budget is the conversation's less the block's model tokens."""
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
+        told: list[Any] = []
+        mem.hooks.after_compaction(told.append)
+        cid = _coding(mem, 8_000)  # 6,000 usable
+        mem.journal.add(cid, "The parser tests run with pytest -q from the repository root", tags=["fact"])
+        mem.journal.add(cid, "The user prefers small focused commits", tags=["preference"])
+        mem.memories.consolidate(cid)
+        recalled = mem.context(cid).memory_tokens
+        prepared = mem.prepare_context(cid)
+        assert prepared.action == "emergency_compacted" and prepared.view.memory_tokens == recalled > 0
+        (outcome,) = told
+        assert outcome.usable == 6_000 - prepared.view.budget.effective(recalled)
+        assert prepared.tokens <= 6_000
+
+
+def test_an_emergency_compaction_that_crashes_gives_the_lease_back(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database failing under the guard's compaction fails the call with that error, and the lease
+    the guard took is given back at once: the conversation's next sleep tick need not wait it out."""
+    cid = _coding(mem, 8_000)
+
+    def lost_connection(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("UPDATE message", {}, Exception("the database went away"))
+
+    monkeypatch.setattr(guard_service, "compact", lost_connection)
+    with pytest.raises(OperationalError):
+        mem.prepare_context(cid)
+    assert mem.admin.conversation(cid).lease_owner is None
+    assert mem.compactions.history(cid) == []
+
+
+def test_an_emergency_compaction_plans_with_the_calibration_the_guard_decided_with(sqlite_url: str) -> None:
+    """Another process teaching a new calibration does not reach this one before its cache expires (60 s):
+    until then the guard decides, and its compaction plans and reports, with the calibration it has, so
+    two equal conversations compacted on either side of the lesson are measured the same."""
+
+    class Priced:
+        """A summarizer billed 1,234 input tokens for the 1,000 we counted."""
+
+        provider, model = "acme", "claude-sonnet-4-5"
+
+        def summarize(self, request: Any, prompt: Any, *, deadline: float | None = None) -> SummaryResult:
+            body = "## Task and goals\n- fix the parser"
+            return SummaryResult(body, "acme", self.model, 1_234, 56, 0.01, counted_input_tokens=1_000)
+
+    with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
+        first, second = _coding(mem, 8_000), _coding(mem, 8_000)
+        taught_before = mem.context(first).tokens
+        with recorded("compaction") as lines:
+            assert mem.prepare_context(first).action == "emergency_compacted"
+            with Memory(Settings(database_url=sqlite_url), summarizer=Priced()) as other:
+                assert other.compactions.compact(_coding(other, 8_000)).status == "applied"
+            assert mem.prepare_context(second).action == "emergency_compacted"
+    before, lesson, after = lines
+    assert lesson["llm_input_tokens"] == 1_234
+    keys = ("tokens_before", "tokens_after", "percent_of_usable")
+    assert [after[k] for k in keys] == [before[k] for k in keys]
+    with Memory(Settings(database_url=sqlite_url)) as fresh:  # its factors read from the database
+        relearned = fresh.context(_coding(fresh, 8_000)).tokens
+    assert relearned > taught_before  # the lesson was learned, and this process had not read it
+
+
+def test_a_call_an_operator_compacted_while_the_guards_compaction_was_vetoed_is_compacted(
+    sqlite_url: str,
+) -> None:
+    """The guard's own compaction applied nothing (a hook vetoed it), but an operator compacted the
+    conversation by hand meanwhile (here, while the hook decided): the call that goes is the smaller
+    one, and says so (``emergency_compacted``), naming the guard's vetoed record."""
+    with (
+        Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem,
+        Memory(Settings(database_url=sqlite_url)) as operator,
+    ):
+        cid = _coding(mem, 8_000)
+        by_hand: list[str] = []
+
+        @mem.hooks.before_compaction
+        def frozen(event: Any) -> CompactionVerdict:
+            by_hand.append(operator.compactions.compact(cid).status)
+            return CompactionVerdict(veto="frozen for audit")
+
+        before = mem.context(cid).tokens
+        with recorded("guard") as lines:
+            prepared = mem.prepare_context(cid)
+        manual, vetoed = mem.compactions.history(cid)
+        assert by_hand == ["applied"] and (manual.trigger, vetoed.status) == ("manual", "vetoed")
+        assert (prepared.action, prepared.compaction_id) == ("emergency_compacted", vetoed.id)
+        assert prepared.tokens < prepared.usable < before
+        (line,) = lines
+        assert (line["action"], line["compaction"]) == ("emergency_compacted", "vetoed")
+        assert line["tokens_before"] == before
