@@ -108,6 +108,8 @@ def test_a_delivery_that_starts_after_the_first_finished_returns_its_recorded_re
     assert late.already_done is True
     assert replace(late, already_done=False) == first
     assert _recorded(mem, cid) == first.to_dict()
+    # It gave back the lease it took to start: the guard and the next tick need not wait it out.
+    assert mem.admin.conversation(cid).lease_owner is None
     assert summarizer.calls == 1
     assert [(h.status, h.trigger) for h in mem.compactions.history(cid)] == [("applied", "sleep")]
     assert len(mem.memories.list(cid)) == remembered  # the new entry waits for the next tick

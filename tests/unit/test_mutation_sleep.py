@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -31,11 +30,13 @@ from sleepcompact.domain.budget import model_spec
 from sleepcompact.domain.errors import TransientLLMError
 from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services import leases, sweeps
+from sleepcompact.services import sleep as sleep_service
 from sleepcompact.services.budgets import budget_for
 from sleepcompact.services.clock import utcnow
 from sleepcompact.services.journal import RescoringReport
 from sleepcompact.services.memories import ConsolidationReport
 from sleepcompact.services.sleep import TickCompaction, TickResult
+from tests.support.clock import StoppedClock
 from tests.support.events import recorded
 
 KEY = "night-2026-11-22"
@@ -516,19 +517,20 @@ def test_a_finished_tick_answers_again_even_while_another_owner_holds_the_lease(
 
 
 def test_a_ticks_event_says_how_long_it_took_in_milliseconds(
-    sqlite_url: str, ticks: list[dict[str, Any]]
+    sqlite_url: str, ticks: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """On a clock that moves only when the summarizer takes its 1.25 s, the tick took exactly 1,250 ms."""
+    clock = StoppedClock()
+    monkeypatch.setattr(sleep_service, "time", clock)
+
     def slow(prompt: str) -> str:
-        time.sleep(0.25)
+        clock.now += 1.25
         return "## Task and goals\n- fix the parser"
 
     with Memory(Settings(database_url=sqlite_url), summarizer=slow, auto_migrate=True) as mem:
-        cid = _over_soft(mem)
-        started = time.monotonic()
-        mem.sleep.tick(cid, KEY)
-        took_ms = (time.monotonic() - started) * 1000
+        mem.sleep.tick(_over_soft(mem), KEY)
     (done,) = ticks
-    assert 250 <= done["duration_ms"] <= took_ms
+    assert (done["outcome"], done["duration_ms"]) == ("done", 1_250)
 
 
 def test_what_a_tick_logs_while_it_works_names_its_conversation_and_tenant(sqlite_url: str) -> None:
