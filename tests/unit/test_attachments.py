@@ -336,9 +336,13 @@ def test_count_attachments_of_text_content_is_zero() -> None:
 
 # -- weighing a request -----------------------------------------------------------------------------
 
-JSON_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from('\n"\\'), max_size=40)
+# Every character JSON may escape (the C0 controls, quotes, backslashes) drawn often, in short strings
+# and in long ones (weighed by two different paths).
+JSON_CHARS = st.characters(blacklist_categories=("Cs",)) | st.sampled_from('\n"\\\x00\x1b\t\r\x7f')
+JSON_TEXT = st.text(JSON_CHARS, max_size=40)
+LONG_TEXT = st.text(JSON_CHARS, min_size=500, max_size=600)
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**9), 10**9) | JSON_TEXT,
+    st.none() | st.booleans() | st.integers(-(10**9), 10**9) | JSON_TEXT | LONG_TEXT,
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(JSON_TEXT, inner, max_size=5),
     max_leaves=40,
 )

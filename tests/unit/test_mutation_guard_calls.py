@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -259,6 +260,34 @@ def test_a_hundred_images_are_within_the_providers_limit(mem: Memory) -> None:
     assert mem.prepare_context(cid).action == "none"
 
 
+def _request_of(mem: Memory, size: int, filler: str = "a") -> Any:
+    """A rendered call whose request serializes to exactly ``size`` bytes (one user message of filler)."""
+    view = mem.context(_small(mem))
+    empty = {"system": view.system, "messages": [{"role": "user", "content": ""}]}
+    room = size - len(json.dumps(empty, ensure_ascii=False).encode("utf-8"))
+    escaped = len(json.dumps(filler, ensure_ascii=False)) - 2
+    messages = [{"role": "user", "content": filler * (room // escaped) + "a" * (room % escaped)}]
+    return replace(view, messages=messages, request_weight=None)
+
+
+def test_a_request_of_exactly_the_byte_limit_goes_and_one_byte_more_does_not(mem: Memory) -> None:
+    """The provider takes 32 MiB: the guard weighs the request as it is serialized, so a request of
+    exactly that many bytes is within the limit and one more byte is over it, with the exact size."""
+    limit = 32 * 1024 * 1024
+    assert guard_service.request_load(_request_of(mem, limit)) is None
+    assert guard_service.request_load(_request_of(mem, limit + 1)) == (0, limit + 1)
+
+
+def test_a_request_full_of_control_characters_is_weighed_as_it_is_serialized(mem: Memory) -> None:
+    """A tool's output of NULs and terminal codes serializes at six bytes a character (``\\u0000``): 6 MiB
+    of them is a 36 MiB request, over the limit, although its text is a fifth of it."""
+    limit = 32 * 1024 * 1024
+    assert guard_service.request_load(_request_of(mem, limit, filler="\x00\x1b")) is None
+    over = _request_of(mem, limit + 6, filler="\x00\x1b")
+    assert len(over.messages[0]["content"]) < limit // 5
+    assert guard_service.request_load(over) == (0, limit + 6)
+
+
 class _Priced:
     """A summarizer billed 1,234 input tokens for the 1,000 we counted."""
 
@@ -289,3 +318,27 @@ def test_the_guard_counts_with_the_learned_calibration(sqlite_url: str) -> None:
         after = fresh.prepare_context(big)
     assert after.view.counted_tokens == before.view.counted_tokens
     assert after.tokens / after.view.counted_tokens == pytest.approx((default + 1.234) / 2, abs=0.001)
+
+
+def _tool(words: int) -> list[dict[str, Any]]:
+    return [{"name": "lookup", "description": "word " * words, "input_schema": {"type": "object"}}]
+
+
+def test_recalled_history_leaves_room_for_the_calls_tools(mem: Memory) -> None:
+    """The archived snippets recalled into the newest turn fill only the room the call leaves under the
+    hard threshold, the tool definitions included: larger tools bring fewer snippets, then none, and no
+    call they are recalled into goes over hard (tools alone may take a call over it, not over usable)."""
+    cid = _coding(mem, 16_000)
+    assert mem.compactions.compact(cid).status == "applied"
+    mem.append(cid, {"role": "user", "content": "What did the grep for LineItemAggregator in src show?"})
+    first = mem.prepare_context(cid, tools=_tool(4_500))  # an emergency: more of the history archived
+    assert first.action == "emergency_compacted" and first.view.recalled
+    recalled = []
+    for words in range(4_500, 7_600, 250):
+        ctx = mem.prepare_context(cid, tools=_tool(words))
+        assert ctx.action in ("none", "sleep_requested") and ctx.tokens <= ctx.usable
+        # Over hard only by what no compaction can shrink (the tools), never by a recalled snippet.
+        assert not ctx.view.recalled or ctx.tokens <= ctx.view.budget.hard
+        recalled.append(len(ctx.view.recalled))
+    assert recalled[0] == len(first.view.recalled) > recalled[-1] == 0
+    assert any(0 < n < recalled[0] for n in recalled)  # cut short by the tools, not only on or off
