@@ -32,6 +32,7 @@ from sleepcompact import Memory, Settings
 from sleepcompact.adapters.tokenizer import load_counter
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.services.sleep import TickResult
+from tests.support.events import recorded
 from tests.support.faults import HookedSummarizer
 from tests.support.threads import HANG_GUARD_S, InThread
 
@@ -93,15 +94,19 @@ def test_a_delivery_that_starts_after_the_first_finished_returns_its_recorded_re
 
     event.listen(mem.admin.engine, "before_cursor_execute", park_before_the_lease)
     summarizer.before = second_arrives_mid_summary
-    try:
-        first = mem.sleep.tick(cid, KEY)  # finishes while the second is parked
-        # Work for the next tick arrives; the finished tick must not pick it up a second time.
-        mem.journal.add(cid, "the release is due on Friday at 18:00 UTC", tags=["deadline"])
-        remembered = len(mem.memories.list(cid))
-    finally:
-        go.set()
-    late = second.outcome()
+    with recorded("sleep_tick") as events:
+        try:
+            first = mem.sleep.tick(cid, KEY)  # finishes while the second is parked
+            # Work for the next tick arrives; the finished tick must not pick it up a second time.
+            mem.journal.add(cid, "the release is due on Friday at 18:00 UTC", tags=["deadline"])
+            remembered = len(mem.memories.list(cid))
+        finally:
+            go.set()
+        late = second.outcome()
     event.remove(mem.admin.engine, "before_cursor_execute", park_before_the_lease)
+    # Each delivery says what it did, in the canonical line of its conversation, tenant and key.
+    said = [(e["conversation_id"], e["tenant_id"], e["tick_key"], e["outcome"]) for e in events]
+    assert said == [(cid, "default", KEY, "done"), (cid, "default", KEY, "already_done")]
 
     assert first.compaction.status == "applied" and first.consolidation.created >= 1
     # The late delivery ran nothing: it answers with exactly what the first one recorded.
