@@ -163,8 +163,12 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
             max_attachments=MAX_IMAGES_PER_REQUEST,
             max_bytes=MAX_REQUEST_BYTES,
         )
-    action: Action = "fallback_compacted" if outcome and outcome.fallback else "emergency_compacted"
-    if outcome is None or outcome.status not in ("applied", "discarded", "reused"):
+    action: Action
+    if outcome is not None and outcome.status in ("applied", "reused"):
+        action = "fallback_compacted" if outcome.fallback else "emergency_compacted"
+    else:
+        # Nothing of ours applied (vetoed, stalled, a race lost): another writer's compaction meanwhile
+        # may still have shrunk the call, and the action says what happened to the call.
         action = "emergency_compacted" if after.tokens < view.tokens else "none"
     _emit(after, action, decision, tokens_before=view.tokens, compaction=compaction)
     return PreparedContext(

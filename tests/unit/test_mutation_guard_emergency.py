@@ -12,7 +12,8 @@ session). On a throwaway SQLite file: no server.
   conversation and the error.
 * An emergency compaction a hook vetoes gives the guard's lease back; on a call that still fits, the
   call goes as it is (action ``none``) and names the vetoed record; on a call an operator compacted by
-  hand meanwhile, the smaller call goes, ``emergency_compacted``.
+  hand meanwhile, the smaller call goes, ``emergency_compacted``; so it does when the guard's own
+  compaction lost its race to the operator's.
 * A call of exactly the usable budget is sent; one token over is an overflow that writes nothing.
 * The emergency compaction leaves room for the recalled memories, plans with the calibration the guard
   decided with (not one another process taught since), and gives the lease back when it crashes.
@@ -334,3 +335,27 @@ def test_a_call_an_operator_compacted_while_the_guards_compaction_was_vetoed_is_
         (line,) = lines
         assert (line["action"], line["compaction"]) == ("emergency_compacted", "vetoed")
         assert line["tokens_before"] == before
+
+
+def test_a_guard_compaction_that_lost_its_race_sends_the_call_the_winner_compacted(sqlite_url: str) -> None:
+    """An operator's compaction commits while the guard's own is on its way (here, while the hook is
+    asked): the guard's is discarded, writing nothing, and the call goes compacted by the operator's,
+    ``emergency_compacted``, naming the discarded record and why."""
+    with (
+        Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem,
+        Memory(Settings(database_url=sqlite_url)) as operator,
+    ):
+        cid = _coding(mem, 8_000)
+
+        @mem.hooks.before_compaction
+        def meanwhile(event: Any) -> None:
+            operator.compactions.compact(cid)
+
+        before = mem.context(cid).tokens
+        prepared = mem.prepare_context(cid)
+        manual, discarded = mem.compactions.history(cid)
+        assert (manual.status, manual.trigger, discarded.status) == ("applied", "manual", "discarded")
+        assert (prepared.action, prepared.compaction_id) == ("emergency_compacted", discarded.id)
+        assert prepared.reason == "lost race: another compaction applied first; nothing written"
+        assert prepared.tokens < prepared.usable < before
+        assert mem.context(cid).messages == prepared.messages
