@@ -150,7 +150,7 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
     reserved = budget.effective(call.fixed + view.memory_tokens)
     outcome = _compact_now(deps, call, reserved)
     after = _render(deps, call)
-    compaction = outcome.status if outcome else None
+    compaction = outcome.status
     if after.tokens > budget.usable:
         _emit(after, "overflow", decision, tokens_before=view.tokens, compaction=compaction)
         raise _overflow(after, call)
@@ -164,7 +164,7 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
             max_bytes=MAX_REQUEST_BYTES,
         )
     action: Action
-    if outcome is not None and outcome.status in ("applied", "reused"):
+    if outcome.status in ("applied", "reused"):
         action = "fallback_compacted" if outcome.fallback else "emergency_compacted"
     else:
         # Nothing of ours applied (vetoed, stalled, a race lost): another writer's compaction meanwhile
@@ -175,8 +175,8 @@ def _emergency(deps: Dependencies, call: _Call, view: ContextView, decision: str
         after,
         call.tools,
         action,
-        compaction_id=outcome.compaction_id if outcome else None,
-        reason=outcome.reason if outcome else "",
+        compaction_id=outcome.compaction_id,
+        reason=outcome.reason,
         cache_ttl=_cache_ttl(deps, call.fmt),
     )
 
@@ -236,7 +236,7 @@ def _request_sleep(deps: Dependencies, conversation_id: str) -> None:
             log.warning("guard_enqueue_failed", conversation_id=conversation_id, error=type(exc).__name__)
 
 
-def _compact_now(deps: Dependencies, call: _Call, reserved: int) -> CompactionOutcome | None:
+def _compact_now(deps: Dependencies, call: _Call, reserved: int) -> CompactionOutcome:
     """Take the lease (waiting a bounded time for a worker that holds it), then compact as an emergency.
 
     The compaction plans on the rows the call's rendering just read, and the rows it leaves are

@@ -15,6 +15,7 @@ session). On a throwaway SQLite file: no server.
   hand meanwhile, the smaller call goes, ``emergency_compacted``; so it does when the guard's own
   compaction lost its race to the operator's.
 * A call of exactly the usable budget is sent; one token over is an overflow that writes nothing.
+* An emergency compaction whose model failed applies the offline summary, ``fallback_compacted``.
 * The emergency compaction leaves room for the recalled memories, plans with the calibration the guard
   decided with (not one another process taught since), and gives the lease back when it crashes.
 """
@@ -359,3 +360,21 @@ def test_a_guard_compaction_that_lost_its_race_sends_the_call_the_winner_compact
         assert prepared.reason == "lost race: another compaction applied first; nothing written"
         assert prepared.tokens < prepared.usable < before
         assert mem.context(cid).messages == prepared.messages
+
+
+def test_an_emergency_compaction_whose_model_failed_is_a_fallback(sqlite_url: str) -> None:
+    """The model fails under the guard's deadline: the compaction applies with the offline summary, and
+    the call says so (``fallback_compacted``, naming the compaction, in its guard line too)."""
+
+    def down(prompt: str) -> str:
+        raise ConnectionError("the model is down")
+
+    with Memory(Settings(database_url=sqlite_url), summarizer=down, auto_migrate=True) as mem:
+        cid = _coding(mem, 8_000)
+        with recorded("guard") as lines:
+            prepared = mem.prepare_context(cid)
+        (applied,) = mem.compactions.history(cid)
+        assert (applied.status, applied.summarizer_provider) == ("applied", "offline")
+        assert (prepared.action, prepared.compaction_id) == ("fallback_compacted", applied.id)
+        (line,) = lines
+        assert (line["action"], line["compaction"]) == ("fallback_compacted", "applied")
