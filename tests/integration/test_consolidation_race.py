@@ -13,16 +13,14 @@ agent's memories, and lets it go on once the second has either finished or is wa
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, text
 
 from sleepcompact import Memory, Settings
-from tests.support.threads import HANG_GUARD_S, InThread
+from tests.support.threads import HANG_GUARD_S, InThread, StatementPark
 
 FACTS = (
     ("the user wants every public function typed", "preference"),
@@ -62,29 +60,21 @@ def test_two_consolidations_of_one_agent_remember_each_entry_once(mem: Memory, d
         mem.journal.add(first_cid if i % 2 else second_cid, fact, tags=[tag])
     first = InThread(lambda: mem.memories.consolidate(first_cid))
     second = InThread(lambda: mem.memories.consolidate(second_cid))
-    parked, go = threading.Event(), threading.Event()
-
-    def park_after_reading_the_memories(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if (
-            threading.get_ident() == first.ident
-            and statement.lstrip().startswith("SELECT")
-            and ("FROM memory" in statement)
-        ):
-            parked.set()
-            assert go.wait(HANG_GUARD_S)
-
-    event.listen(mem.admin.engine, "after_cursor_execute", park_after_reading_the_memories)
-    try:
+    memories_read = StatementPark(
+        mem.admin.engine,
+        first,
+        lambda sql: sql.lstrip().startswith("SELECT") and "FROM memory" in sql,
+        when="after",
+    )
+    with memories_read:
         first.start()
-        assert parked.wait(HANG_GUARD_S), "the first consolidation never read the memories"
+        memories_read.reached("its read of the memories")
         second.start()
         deadline = time.monotonic() + HANG_GUARD_S
         while second.is_alive() and not _waiting_for_a_lock(database_url) and time.monotonic() < deadline:
             time.sleep(0.05)
-    finally:
-        go.set()
-    reports = [first.outcome(), second.outcome()]
-    event.remove(mem.admin.engine, "after_cursor_execute", park_after_reading_the_memories)
+        memories_read.release()
+        reports = [first.outcome(), second.outcome()]
 
     remembered = [m.content for m in mem.memories.list(first_cid)]
     assert sorted(remembered) == sorted(fact for fact, _tag in FACTS)

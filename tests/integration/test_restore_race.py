@@ -13,15 +13,12 @@ writer's commit (the epoch moved on, as any apply moves it) lands there.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from sleepcompact import Memory, NotRestorable, Settings
 from sleepcompact.demo.synthetic import coding_agent
-from tests.support.threads import HANG_GUARD_S, InThread
+from tests.support.threads import HANG_GUARD_S, InThread, StatementPark
 
 
 def test_a_restore_overtaken_by_another_writer_fails_and_writes_nothing(database_url: str) -> None:
@@ -34,26 +31,17 @@ def test_a_restore_overtaken_by_another_writer_fails_and_writes_nothing(database
         assert compacted.status == "applied" and compacted.compaction_id is not None
         before = mem.context(cid)
         restorer = InThread(lambda: mem.compactions.restore(str(compacted.compaction_id)))
-        parked, go = threading.Event(), threading.Event()
-
-        def park_before_the_recount(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-            if threading.get_ident() == restorer.ident and "sum(message.live_tokens)" in statement:
-                parked.set()
-                assert go.wait(HANG_GUARD_S)
-
-        event.listen(mem.admin.engine, "before_cursor_execute", park_before_the_recount)
-        try:
+        recount = StatementPark(mem.admin.engine, restorer, lambda sql: "sum(message.live_tokens)" in sql)
+        with recount:
             restorer.start()
-            assert parked.wait(HANG_GUARD_S), "the restore never reached its recount"
+            recount.reached("its recount")
             with mem.admin.engine.begin() as other_writer:
                 other_writer.execute(
                     text("UPDATE conversation SET compaction_epoch = compaction_epoch + 1 WHERE id = :id"),
                     {"id": cid},
                 )
-        finally:
-            go.set()
-        restorer.join(HANG_GUARD_S)
-        event.remove(mem.admin.engine, "before_cursor_execute", park_before_the_recount)
+            recount.release()
+            restorer.join(HANG_GUARD_S)
 
         assert isinstance(restorer.error, NotRestorable)
         assert str(restorer.error) == "the conversation changed during the restore; try again"

@@ -20,13 +20,11 @@ and its start.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from sleepcompact import Memory, Settings
 from sleepcompact.adapters.tokenizer import load_counter
@@ -34,7 +32,7 @@ from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.services.sleep import TickResult
 from tests.support.events import recorded
 from tests.support.faults import HookedSummarizer
-from tests.support.threads import HANG_GUARD_S, InThread
+from tests.support.threads import HANG_GUARD_S, InThread, StatementPark
 
 KEY = "night-2026-11-22"
 
@@ -76,34 +74,23 @@ def test_a_delivery_that_starts_after_the_first_finished_returns_its_recorded_re
     mem, summarizer = hooked
     cid = _over_soft(mem)
     second = _delivery(mem, cid)
-    parked, go = threading.Event(), threading.Event()
-
-    def park_before_the_lease(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        # The second delivery has read the tick (running) and is about to take the lease and start it.
-        if (
-            threading.get_ident() == second.ident
-            and "lease_owner" in statement
-            and statement.startswith("UPDATE")
-        ):
-            parked.set()
-            assert go.wait(HANG_GUARD_S)
+    # The second delivery has read the tick (running) and is about to take the lease and start it.
+    lease = StatementPark(
+        mem.admin.engine, second, lambda sql: "lease_owner" in sql and sql.startswith("UPDATE")
+    )
 
     def second_arrives_mid_summary() -> None:
         second.start()
-        assert parked.wait(HANG_GUARD_S), "the second delivery never reached its tick start"
+        lease.reached("its tick start")
 
-    event.listen(mem.admin.engine, "before_cursor_execute", park_before_the_lease)
     summarizer.before = second_arrives_mid_summary
-    with recorded("sleep_tick") as events:
-        try:
-            first = mem.sleep.tick(cid, KEY)  # finishes while the second is parked
-            # Work for the next tick arrives; the finished tick must not pick it up a second time.
-            mem.journal.add(cid, "the release is due on Friday at 18:00 UTC", tags=["deadline"])
-            remembered = len(mem.memories.list(cid))
-        finally:
-            go.set()
+    with recorded("sleep_tick") as events, lease:
+        first = mem.sleep.tick(cid, KEY)  # finishes while the second is parked
+        # Work for the next tick arrives; the finished tick must not pick it up a second time.
+        mem.journal.add(cid, "the release is due on Friday at 18:00 UTC", tags=["deadline"])
+        remembered = len(mem.memories.list(cid))
+        lease.release()
         late = second.outcome()
-    event.remove(mem.admin.engine, "before_cursor_execute", park_before_the_lease)
     # Each delivery says what it did, in the canonical line of its conversation, tenant and key.
     said = [(e["conversation_id"], e["tenant_id"], e["tick_key"], e["outcome"]) for e in events]
     assert said == [(cid, "default", KEY, "done"), (cid, "default", KEY, "already_done")]
