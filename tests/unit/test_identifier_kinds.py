@@ -71,6 +71,7 @@ def test_what_follows_a_url_keeps_its_place(text: str) -> None:
         ("~/notes/todo", [("~/notes/todo", "path")]),
         ("foo/bar", []),
         ("foo/../bar", []),
+        ("~/../x", []),  # "~" and ".." are no segments: one is left
     ],
 )
 def test_only_what_reads_as_a_path_is_a_path(text: str, expected: list[tuple[str, str]]) -> None:
@@ -331,3 +332,15 @@ def test_ordinary_words_do_not_look_secret(text: str) -> None:
 )
 def test_listing_noise_is_a_test_node_or_a_numbered_item(value: str, noise: bool) -> None:
     assert output_noise(value) is noise
+
+
+def test_a_commands_arguments_are_read_from_the_300_characters_after_its_program() -> None:
+    """The window keeps a long line's scan linear: an argument that ends on the window's last character
+    is kept whole, one a character longer is cut there (the path itself is found whole on its own)."""
+    window = 300 - 1  # the space after the program is the window's first character
+    for length, kept in ((window, window), (window + 1, window)):
+        path = "tests/" + "a" * (length - 6)
+        assert scan(f"then run pytest {path} now") == [
+            (f"pytest {path[:kept]}", "command"),
+            (path, "path"),
+        ]
