@@ -1,6 +1,7 @@
 """The rendering after a compaction equals rendering the compacted rows, on the shapes the property test
 of ``test_rerendering.py`` never draws (docs/mutation.md): images (the request's attachment and byte
-weights), stored cache markers, a turn whose number of sent messages changes, the newest turn changed.
+weights), stored cache markers, an OpenAI-only part beside a result whose view changes, a turn whose
+number of sent messages changes, the newest turn changed.
 
 Every row of one conversation is given each new view in turn, in both formats, and the result is
 compared with the full rendering field by field.
@@ -22,6 +23,7 @@ from tests.unit.test_rerendering import _fields
 
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blank(16, 16)}}
 MARKED = {"type": "text", "text": "the spec, cached", "cache_control": {"type": "ephemeral"}}
+FILE = {"type": "input_file", "file_id": "file-abc123"}  # OpenAI-only: named in text for Anthropic
 
 VIEWS: list[Any] = [
     "[tool output archived: bash returned 1,204 tokens; read it with read_archived(seq=4)]",
@@ -45,7 +47,7 @@ def _conversation(ends_with_results: bool = False) -> list[MessageRecord]:
     b.assistant("a black square").user([MARKED, {"type": "text", "text": "read the spec"}])
     b.call("c1").call("c2").result("c1", [IMAGE, {"type": "text", "text": "screenshot"}]).result("c2", "ok")
     b.user("and the other one?").assistant([{"type": "text", "text": "checking"}]).call("c3")
-    b.result("c3", "output " * 40).user([IMAGE, MARKED, {"type": "text", "text": "compare"}])
+    b.result("c3", "output " * 40).user([IMAGE, MARKED, FILE, {"type": "text", "text": "compare"}])
     b.assistant("they differ").call("c4").result("c4", "done")
     return b.rows if ends_with_results else b.assistant("all done").rows
 
