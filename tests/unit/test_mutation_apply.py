@@ -22,34 +22,16 @@ import pytest
 from sleepcompact import Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.budget import model_spec
-from sleepcompact.ports.llm import SummaryResult
 from tests.support.events import recorded
+from tests.support.summarizers import BODY, Priced
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
-BODY = "## Task and goals\n- fix the parser in src/ledger/totals.py"
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token's shape
-
-
-class _Priced:
-    """A summarizer that reports its usage: 1,234 input tokens billed for the 1,000 we counted."""
-
-    provider = "acme"
-    model = "claude-sonnet-4-5"
-
-    def __init__(self, *, counted: int | None = 1_000, fail: bool = False) -> None:
-        self.counted, self.fail = counted, fail
-
-    def summarize(self, request: Any, prompt: Any, *, deadline: float | None = None) -> SummaryResult:
-        if self.fail:
-            raise RuntimeError("the model is down")
-        return SummaryResult(
-            BODY, "acme", "claude-sonnet-4-5", 1_234, 56, 0.0123, counted_input_tokens=self.counted
-        )
 
 
 @pytest.fixture
 def priced(sqlite_url: str) -> Iterator[Memory]:
-    with Memory(Settings(database_url=sqlite_url), summarizer=_Priced(), auto_migrate=True) as mem:
+    with Memory(Settings(database_url=sqlite_url), summarizer=Priced(), auto_migrate=True) as mem:
         yield mem
 
 
@@ -108,7 +90,7 @@ def test_the_next_compaction_names_the_one_before_it(priced: Memory) -> None:
 
 
 def test_an_offline_summary_standing_in_for_a_failed_one_says_why(sqlite_url: str) -> None:
-    with Memory(Settings(database_url=sqlite_url), summarizer=_Priced(fail=True), auto_migrate=True) as mem:
+    with Memory(Settings(database_url=sqlite_url), summarizer=Priced(fail=True), auto_migrate=True) as mem:
         cid = _coding(mem)
         outcome = mem.compactions.compact(cid, trigger="emergency")
         assert outcome.status == "applied" and outcome.fallback == "RuntimeError: the model is down"
@@ -160,9 +142,7 @@ def test_real_usage_calibrates_the_model_family_halfway_on_its_first_call(priced
 
 
 def test_a_summarizer_that_counted_nothing_calibrates_nothing(sqlite_url: str) -> None:
-    with Memory(
-        Settings(database_url=sqlite_url), summarizer=_Priced(counted=None), auto_migrate=True
-    ) as mem:
+    with Memory(Settings(database_url=sqlite_url), summarizer=Priced(counted=None), auto_migrate=True) as mem:
         cid = _coding(mem)
         assert mem.compactions.compact(cid).status == "applied"
         assert dict(mem.admin.factors()) == {}
@@ -193,7 +173,7 @@ def test_the_compaction_event_reports_what_the_summary_cost(
 def test_the_compaction_event_says_when_the_offline_summary_stood_in(
     sqlite_url: str, events: list[dict[str, Any]]
 ) -> None:
-    with Memory(Settings(database_url=sqlite_url), summarizer=_Priced(fail=True), auto_migrate=True) as mem:
+    with Memory(Settings(database_url=sqlite_url), summarizer=Priced(fail=True), auto_migrate=True) as mem:
         cid = _coding(mem)
         assert mem.compactions.compact(cid, trigger="emergency").status == "applied"
     (event,) = events

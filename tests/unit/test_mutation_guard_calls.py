@@ -32,10 +32,10 @@ import sleepcompact.services.guard as guard_service
 from sleepcompact import ContextOverflow, MalformedContent, Memory, Settings
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.domain.budget import model_spec
-from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services.clock import utcnow
 from tests.support.events import recorded
 from tests.support.png import blank
+from tests.support.summarizers import Priced
 
 TOOLS = [
     {
@@ -288,26 +288,8 @@ def test_a_request_full_of_control_characters_is_weighed_as_it_is_serialized(mem
     assert guard_service.request_load(over) == (0, limit + 6)
 
 
-class _Priced:
-    """A summarizer billed 1,234 input tokens for the 1,000 we counted."""
-
-    provider = "acme"
-    model = "claude-sonnet-4-5"
-
-    def summarize(self, request: Any, prompt: Any, *, deadline: float | None = None) -> SummaryResult:
-        return SummaryResult(
-            "## Task and goals\n- fix the parser",
-            "acme",
-            "claude-sonnet-4-5",
-            1_234,
-            56,
-            0.01,
-            counted_input_tokens=1_000,
-        )
-
-
 def test_the_guard_counts_with_the_learned_calibration(sqlite_url: str) -> None:
-    with Memory(Settings(database_url=sqlite_url), summarizer=_Priced(), auto_migrate=True) as mem:
+    with Memory(Settings(database_url=sqlite_url), summarizer=Priced(), auto_migrate=True) as mem:
         big = _coding(mem, 200_000)
         before = mem.prepare_context(big)
         calibrated = _coding(mem, 8_000)

@@ -35,10 +35,10 @@ import sleepcompact.services.guard as guard_service
 from sleepcompact import ContextOverflow, Memory, RequestTooLarge, Settings
 from sleepcompact.demo.synthetic import coding_agent
 from sleepcompact.hooks import CompactionVerdict
-from sleepcompact.ports.llm import SummaryResult
 from sleepcompact.services.clock import utcnow
 from tests.support.events import recorded
 from tests.support.png import blank
+from tests.support.summarizers import Priced
 
 REUSED = "a worker's compaction applied while the guard waited; reused"
 
@@ -281,15 +281,6 @@ def test_an_emergency_compaction_plans_with_the_calibration_the_guard_decided_wi
     """Another process teaching a new calibration does not reach this one before its cache expires (60 s):
     until then the guard decides, and its compaction plans and reports, with the calibration it has, so
     two equal conversations compacted on either side of the lesson are measured the same."""
-
-    class Priced:
-        """A summarizer billed 1,234 input tokens for the 1,000 we counted."""
-
-        provider, model = "acme", "claude-sonnet-4-5"
-
-        def summarize(self, request: Any, prompt: Any, *, deadline: float | None = None) -> SummaryResult:
-            body = "## Task and goals\n- fix the parser"
-            return SummaryResult(body, "acme", self.model, 1_234, 56, 0.01, counted_input_tokens=1_000)
 
     with Memory(Settings(database_url=sqlite_url), auto_migrate=True) as mem:
         first, second = _coding(mem, 8_000), _coding(mem, 8_000)
