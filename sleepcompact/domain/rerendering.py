@@ -33,10 +33,7 @@ def recompacted(before: RenderedHistory, rows: Sequence[MessageRecord]) -> Rende
     dirty = _dirty_turns(before, [i for i, r in enumerate(before.body) if r.id in changed])
     turns = list(before.turns)
     for t in sorted(dirty):
-        turn = _turn_again(before, body, t)
-        if turn is None:
-            return history_of(rows, openai=before.openai)
-        turns[t] = turn
+        turns[t] = _turn_again(before, body, t)
     return _reassembled(before, tuple(rows), body, turns, dirty)
 
 
@@ -82,17 +79,19 @@ def _dirty_turns(before: RenderedHistory, indexes: Sequence[int]) -> set[int]:
     return dirty
 
 
-def _turn_again(before: RenderedHistory, body: Sequence[MessageRecord], t: int) -> dict[str, Any] | None:
+def _turn_again(before: RenderedHistory, body: Sequence[MessageRecord], t: int) -> dict[str, Any]:
     """Turn ``t`` rendered again from ``body``: an assistant turn alone, a user turn after the turn
-    before it (whose calls it answers); None when that window does not split into the same turns as
-    before (then nothing is reused)."""
+    before it (whose calls it answers).
+
+    The window splits into the same turns as before: where turns begin depends only on which rows
+    render and on their side, and ``_view_changes`` lets through no change to either (a view that
+    would make a row vanish or appear renders everything again). So the window's last turn is ``t``.
+    """
     starts = before.starts
     user = before.turns[t]["role"] == "user"
     lo = t - 1 if user and t > 0 and starts[t - 1] >= 0 else t
     end = starts[t + 1] if t + 1 < len(starts) else len(body)
-    turns, local = paired_turns(body[starts[lo] : end], openai=before.openai)
-    if [s + starts[lo] for s in local] != list(starts[lo : t + 1]):
-        return None
+    turns, _ = paired_turns(body[starts[lo] : end], openai=before.openai)
     return turns[-1]
 
 
