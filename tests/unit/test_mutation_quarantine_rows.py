@@ -62,3 +62,13 @@ def test_a_tool_calls_input_keeps_its_shape_with_the_flagged_string_replaced() -
         {"type": "tool_use", "id": "c1", "name": "bash", "input": {"cmd": "ls", "note": MARKER}}
     ]
     assert screened.metadata["quarantined"] is True
+
+
+def test_an_output_repeating_an_instruction_past_what_the_verdict_names_is_quarantined_whole() -> None:
+    """The detector names at most the first four matches of a rule in a chunk; the lines after them
+    still carry the instruction once those four are replaced, so nothing of the output is copied."""
+    lines = [f"step {n}: {INJECTION}" for n in range(7)]
+    rows = Rows().add("tool", "tool_result", "\n".join(lines), tool_call_id="c1").rows
+    (screened,) = screen_rows(rows)
+    assert screened.content == MARKER
+    assert INJECTION not in str(screened.content)
