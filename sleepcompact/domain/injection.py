@@ -244,30 +244,45 @@ def _reported(text: str, start: int, end: int, meta: bool) -> bool:
     return meta or _FRAME.search(sentence[-40:]) is not None
 
 
-def _matches(rule: Rule, text: str, lowered: str | None, meta: bool) -> Iterator[tuple[int, int, bool]]:
-    """A rule's first few matches in ``text`` (start, end), each with whether it is reported speech.
+def _matches(
+    rule: Rule, text: str, lowered: str | None, meta: bool, read: int
+) -> Iterator[tuple[int, int, bool]]:
+    """A rule's first few matches in ``text`` (start, end), each with whether it is reported speech,
+    leaving out those within its first ``read`` characters (the chunk before read them whole).
     ``lowered`` is ``text`` lowercased when it is ASCII: where the rule allows it, matching that without
     ignoring case finds the same spans faster."""
     fast = rule.ascii_pattern
     found = rule.pattern.finditer(text) if fast is None or lowered is None else fast.finditer(lowered)
-    for n, match in enumerate(found):
+    n = 0
+    for match in found:
+        if match.end() <= read:
+            continue  # not counted: the end of a long line must not spend the reads of what follows
         if n >= _MATCHES_PER_RULE:
             return
+        n += 1
         yield match.start(), match.end(), _reported(text, match.start(), match.end(), meta)
 
 
-def _chunks(text: str) -> Iterator[tuple[int, str]]:
-    """``text`` in chunks of whole lines (each with the index of its first line), overlapping a little."""
+def _chunks(text: str) -> Iterator[tuple[int, str, int]]:
+    """``text`` in chunks of whole lines, overlapping a little: each with the index of its first line and
+    how many of its first characters are only the end of a long line the chunk before read whole."""
     lines = text.split("\n")
     start, size = 0, 0
     for i, line in enumerate(lines):
         size += len(line) + 1
         if size >= _CHUNK_CHARS or i == len(lines) - 1:
-            # Long lines are not repeated: a chunk of a few huge lines would be read three times.
-            first = start
-            while first > max(0, start - _OVERLAP_LINES) and len(lines[first - 1]) <= _OVERLAP_CHARS:
+            first, lead = start, ""
+            while first > max(0, start - _OVERLAP_LINES):
                 first -= 1
-            yield first, "\n".join(lines[first : i + 1])
+                if len(lines[first]) > _OVERLAP_CHARS:
+                    # A long line is not repeated whole (a page of a few huge lines would be read three
+                    # times), only its end: an order broken over the line break at the edge is read whole.
+                    lead = lines[first][-_OVERLAP_CHARS:]
+                    break
+            if lead:
+                yield first, "\n".join([lead, *lines[first + 1 : i + 1]]), len(lead)
+            else:
+                yield first, "\n".join(lines[first : i + 1]), 0
             start, size = i + 1, 0
 
 
@@ -287,12 +302,12 @@ def _rule_findings(text: str) -> list[Finding]:
         plain = view.how == "plain"
         rules, gates = (*RULES, *RULES_I18N) if plain else RULES, _gate_index(plain)
         via = "text" if plain else view.how
-        for first, chunk in _chunks(view.text):
+        for first, chunk, read in _chunks(view.text):
             lowered = chunk.lower()
             ascii_lowered = lowered if chunk.isascii() else None
             for i in gates.passing(tokens_of(lowered)):
                 rule = rules[i]
-                for start, end, reported in _matches(rule, chunk, ascii_lowered, meta):
+                for start, end, reported in _matches(rule, chunk, ascii_lowered, meta, read):
                     line = first + chunk.count("\n", 0, start)
                     reported = reported or (meta and _in_example_block(lines, line))
                     excerpt = " ".join(chunk[start:end].split())[:80]

@@ -1,8 +1,10 @@
 """Long tool output is read in chunks, and an instruction anywhere in it is still found.
 
 ``detect`` stays linear by matching its rules chunk by chunk (about 4,000 characters of whole lines,
-each repeating up to two lines of 1,000 characters or less before it, so an instruction broken over a
-line break at a chunk's edge is read whole) and by reading a rule's first four matches per chunk only.
+each repeating up to two lines of 1,000 characters or less before it, or the last 1,000 characters of
+a longer one, so an instruction broken over a line break at a chunk's edge is read whole) and by
+reading a rule's first four matches per chunk only (a match within a long line's repeated end is not
+counted: the chunk before read it).
 What a user notices: an injection at the end of a long log is flagged however many weak signs came
 before it, an order split at a chunk's edge is flagged, a minified one-line page is read, and a verdict
 lists a bounded number of findings however often a line repeats.
@@ -61,7 +63,8 @@ def test_a_long_line_right_after_the_chunks_edge_is_read() -> None:
 
 def test_a_long_line_with_weak_signs_before_the_edge_is_not_read_again() -> None:
     # The chunk ends with a long line of weak signs and a shorter one: the next chunk repeats the
-    # shorter line only, so the injection 30 lines on is read with its rules' reads unspent.
+    # shorter line and the long line's end without counting what lies within that end, so the
+    # injection 30 lines on is read with its rules' reads unspent.
     long_urgent = "log " * 300 + URGENT
     first = _ending_at_the_chunks_edge([*_filler(20, 2000), long_urgent], 22)
     assert len(first[-1]) <= 1000 < len(first[-2])
@@ -76,6 +79,30 @@ def test_an_order_split_at_the_chunks_edge_is_read_whole(width: int) -> None:
     first = [*_filler(20, CHUNK - width - 1), last]
     assert len(last) == width and sum(len(line) + 1 for line in first) == CHUNK
     assert detect("\n".join([*first, SPLIT[1], *_filler(10, 300)])).flagged
+
+
+@pytest.mark.parametrize("width", [1001, 4000, 9000])
+def test_an_order_split_after_a_long_line_at_the_chunks_edge_is_read_whole(width: int) -> None:
+    # A line over 1,000 characters is not repeated whole by the next chunk; its end is. Before
+    # 2026-12-05 nothing of it was, and padding a line ending "Please ignore" hid the order.
+    last = ("log " * width)[: width - len(SPLIT[0]) - 1] + " " + SPLIT[0]
+    first = [*_filler(20, CHUNK - width - 1), last] if width < CHUNK else [last]
+    assert len(last) == width and sum(len(line) + 1 for line in first) >= CHUNK
+    text = "\n".join([*first, SPLIT[1], *_filler(10, 300)])
+    verdict = detect(text)
+    assert verdict.flagged
+    assert {f.line for f in verdict.counted} == {len(first) - 1}  # the line the order begins on
+    assert not detect("\n".join([*first, "all is well.", *_filler(10, 300)])).flagged
+
+
+def test_a_match_ending_where_a_long_line_ends_does_not_spend_the_next_chunks_reads() -> None:
+    # The long line before the edge ends on a faint sign (read by the first chunk); the next chunk
+    # holds three more, then, 30 lines on, the injection: its urgency is the rule's fourth read there.
+    last = "log " * 300 + "Do it immediately"
+    first = [*_filler(20, CHUNK - len(last) - 1), last]
+    assert sum(len(line) + 1 for line in first) == CHUNK
+    after = ["Deploy it immediately. " * 3, *_filler(30, 900), TARGET, *_filler(5, 100)]
+    assert detect("\n".join([*first, *after])).flagged
 
 
 def test_a_one_line_page_longer_than_a_repeated_line_is_read() -> None:
