@@ -179,3 +179,19 @@ def test_the_saving_counts_the_previous_summary_folded_again() -> None:
     exchange saves 5%, so both turns stay."""
     rows = _two_turns(34, 1_530, previous_summary=200, now=1_500)
     assert _folded(_plan(rows)) == [2, 3, 4]
+
+
+def test_a_forced_compaction_keeps_both_turns_when_they_fill_the_room_exactly_and_folding_saves_little() -> None:
+    """Forced (the entry-count trigger), under the target: the last two user turns take the room
+    exactly (2,777) and the current one alone holds the preserve window's 20 messages. Both stay, though
+    folding the three old exchanges (120 tokens) saves under 5%: they fit, so the saving is not asked."""
+    b = Rows().system(SYSTEM)
+    for k in range(3):
+        b.user(f"old question {k}").assistant(f"old answer {k}")
+    b.user("second to last").assistant("an answer").user("now")
+    for k in range(10):
+        b.assistant(None, (f"c{k}", "bash", {"cmd": "ls"})).results(result(f"c{k}", "bash", "out"))
+    rows = _sized(b.rows, *([20] * 6), 997, 100, 100, *([79] * 20))
+    p = _plan(rows, force=True)
+    assert _folded(p) == [2, 3, 4, 5, 6, 7], "the old exchanges only; the second to last turn stays"
+    assert p.summary is not None
