@@ -109,12 +109,14 @@ _HEDGED = re.compile(
     r"|it seems|seems to)\b",
     re.I,
 )
+# A habit is a preference, its verb quoted or not: 'I often "work from home"' (the quotation is read as a
+# title, ``"Title"``, by then).
 _PREFERENCE = re.compile(
     rf"{_I}(?:\s+(?:really|also|just|especially|particularly|truly|absolutely|do|still|usually|always"
     rf"|often|generally|totally|quite|very much|even|most))*\s+(?:like|love|enjoy|prefer|adore|hate"
     rf"|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy)\b|\bprefer(?:s|red)?\b"
     rf"|\bfavou?rite\b|\ballerg(?:ic|y)\b|{_I}(?:'m| am| are) (?:a (?:big |huge )?fan of|into|obsessed with"
-    rf"|passionate about|interested in|fond of|keen on)|{_I} (?:always|never|usually|often) \w+",
+    rf"|passionate about|interested in|fond of|keen on)|{_I} (?:always|never|usually|often) [\"“]?\w+",
     re.I,
 )
 # A standing instruction is a preference: "Always use type hints", "Please keep the API unchanged".

@@ -127,3 +127,18 @@ def test_a_present_verb_ending_in_ed_is_not_something_done(
 ) -> None:
     # "need" ends like "finished": read as a past form it made the sentence an event.
     assert statement_tags(sentence, assistant=assistant) == tags
+
+
+@pytest.mark.parametrize(
+    ("sentence", "tags"),
+    [
+        # A habit is a preference, its verb quoted or not.
+        ('I often "work from home" on Fridays.', ("preference", "named", "dated")),
+        ("I always “forget” to water my plants.", ("preference", "named")),
+        # A title typed without a space before it leaves the word before it whole.
+        ("I love“Dune”.", ("preference", "named")),
+        ('We could watch it, maybe"Dune" tonight.', ("hedged", "named", "dated")),
+    ],
+)
+def test_a_quotation_changes_nothing_about_the_words_around_it(sentence: str, tags: tuple[str, ...]) -> None:
+    assert statement_tags(sentence) == tags
