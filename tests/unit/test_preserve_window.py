@@ -181,7 +181,7 @@ def test_the_saving_counts_the_previous_summary_folded_again() -> None:
     assert _folded(_plan(rows)) == [2, 3, 4]
 
 
-def test_a_forced_compaction_keeps_both_turns_when_they_fill_the_room_exactly_and_folding_saves_little() -> None:
+def test_a_forced_compaction_keeps_both_turns_filling_the_room_exactly_however_little_folding_saves() -> None:
     """Forced (the entry-count trigger), under the target: the last two user turns take the room
     exactly (2,777) and the current one alone holds the preserve window's 20 messages. Both stay, though
     folding the three old exchanges (120 tokens) saves under 5%: they fit, so the saving is not asked."""
