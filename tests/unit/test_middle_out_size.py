@@ -70,3 +70,21 @@ def test_a_cut_of_dense_text_or_under_a_tiny_cap_is_exactly_this_size(
     view, got = middle_out(text, count(text), cap, 7, count)
     assert (len(view), got) == (length, cost)
     assert got == count(view) + MESSAGE_OVERHEAD
+
+
+@pytest.mark.parametrize(
+    ("text", "cap"),
+    [
+        ("🙂" * 31 + "\n" * 1_074 + "🙂" * 97, 250),  # was 271 tokens after eight tries
+        ("😀" * 144 + "=" * 1_099 + "😀" * 112, 450),  # was 461
+        ("漢" * 59 + " " * 1_381 + "漢" * 69, 250),  # was 288
+    ],
+)
+def test_dense_ends_around_a_long_cheap_middle_are_cut_within_the_cap(text: str, cap: int) -> None:
+    """Each try shrinks the ends by what the count found, but the cheap middle goes first and the count
+    hardly moves: such a cut takes more than eight tries, and it is shrunk until it fits."""
+    view, cost = middle_out(text, count(text), cap, 7, count)
+    assert 0.75 * cap <= cost <= cap
+    assert cost == count(view) + MESSAGE_OVERHEAD
+    head, _, rest = view.partition("\n\n[... ")
+    assert text.startswith(head) and text.endswith(rest.partition("read_archived(seq=7)]\n\n")[2])
