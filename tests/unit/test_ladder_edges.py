@@ -8,7 +8,8 @@ These are the boundaries mutation testing (docs/mutation.md, twentieth session) 
 from __future__ import annotations
 
 from sleepcompact.domain.ladder import Policy, plan
-from tests.unit.test_ladder import PartSpec, Rows, count, filler
+from sleepcompact.domain.steps import StepResult
+from tests.unit.test_ladder import PartSpec, Rows, budget_for, count, filler
 from tests.unit.test_ladder_rungs import BUDGET, figures, snapshot, steps
 
 
@@ -140,3 +141,26 @@ def test_the_last_rung_leaves_a_message_of_exactly_the_cap() -> None:
         7_710,
     )
     assert steps(p) == [] and p.changes == ()
+
+
+def test_a_current_message_too_large_beside_the_largest_summary_is_cut_to_fit() -> None:
+    """An 8,000-token window (usable 6,000: target 3,900, hard 5,100), where a summary may take a tenth
+    of usable (602 tokens with its message). Seven old messages are folded; the newest user message
+    (3,835 tokens) and the short answer before it are over the room hard leaves beside that summary,
+    so the last rung cuts the message and the call fits. Checked without the summary's reserve, the
+    plan looked fitting and went out at 5,136 scaled tokens, over hard."""
+    b = Rows().system("You are a careful agent.")
+    for k in range(4):
+        b.user(f"old {k} " + filler(297, "asked")).assistant(
+            f"answer {k} " + filler(297 if k < 3 else 5, "told")
+        )
+    rows = b.user("now " + filler(3_060, "said")).rows
+    assert rows[-1].token_count == 3_835
+    budget = budget_for(8_000)
+    p = plan(snapshot(rows), budget, Policy(), count)
+    assert p.fits and budget.effective(p.tokens_after) <= budget.target
+    assert p.tokens_after == 1_124
+    assert list(p.steps) == [
+        StepResult("truncate_turn", "CURRENT", 1, 3_342),
+        StepResult("summarize", "HISTORY", 7, 2_074),
+    ]
