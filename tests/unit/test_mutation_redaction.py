@@ -8,6 +8,8 @@ placeholder while adjacent secrets keep one each.
 
 from __future__ import annotations
 
+import re
+
 from sleepcompact.adapters.redaction import Redactor, _find, _merged, redact_for_log
 from sleepcompact.adapters.secret_rules import group, rule, whole
 
@@ -128,3 +130,17 @@ def test_a_long_logged_line_and_one_with_a_lone_surrogate_get_the_same_placehold
     assert long_line == "x" * 600 + " " + line
     # A lone surrogate (valid in JSON text) in a short line is redacted, not a crash.
     assert redact_for_log(f"token {TOKEN} \ud800") == line + " \ud800"
+
+
+def test_a_cookie_whose_token_has_one_escaped_character_is_redacted_whole() -> None:
+    """The raw text's rule stops at the escape (``session=eyJ...Is``); the decoded view's finds the
+    whole JWT, starting after the label: the two overlap in part and become one placeholder."""
+    jwt = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2"
+        "MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    )
+    escaped = jwt[:20] + "\\u0049" + jwt[21:]  # the "I" of "Is" as JSON writes it escaped
+    redactor = Redactor(key=KEY)
+    out = redactor.redact(f"Cookie: session={escaped}; path=/")
+    assert re.fullmatch(r"Cookie: \[REDACTED:token:\d+\]; path=/", out)
+    assert redactor.found == {"token": 1}
