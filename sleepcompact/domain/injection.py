@@ -248,7 +248,7 @@ def _matches(
     rule: Rule, text: str, lowered: str | None, meta: bool, read: int
 ) -> Iterator[tuple[int, int, bool]]:
     """A rule's first few matches in ``text`` (start, end), each with whether it is reported speech,
-    leaving out those within its first ``read`` characters (the chunk before read them whole).
+    leaving out those within its first ``read`` characters (the chunk before read them).
     ``lowered`` is ``text`` lowercased when it is ASCII: where the rule allows it, matching that without
     ignoring case finds the same spans faster."""
     fast = rule.ascii_pattern
@@ -256,7 +256,7 @@ def _matches(
     n = 0
     for match in found:
         if match.end() <= read:
-            continue  # not counted: the end of a long line must not spend the reads of what follows
+            continue  # read by the chunk before
         if n >= _MATCHES_PER_RULE:
             return
         n += 1
@@ -264,26 +264,35 @@ def _matches(
 
 
 def _chunks(text: str) -> Iterator[tuple[int, str, int]]:
-    """``text`` in chunks of whole lines, overlapping a little: each with the index of its first line and
-    how many of its first characters are only the end of a long line the chunk before read whole."""
+    """``text`` in chunks of whole lines, each with the index of its first line and the length of what
+    it repeats of the chunk before (``_overlap``): a match within that was read there, and is not
+    counted again (it must not use up a rule's reads of the lines that follow)."""
     lines = text.split("\n")
     start, size = 0, 0
     for i, line in enumerate(lines):
         size += len(line) + 1
         if size >= _CHUNK_CHARS or i == len(lines) - 1:
-            first, lead = start, ""
-            while first > max(0, start - _OVERLAP_LINES):
-                first -= 1
-                if len(lines[first]) > _OVERLAP_CHARS:
-                    # A long line is not repeated whole (a page of a few huge lines would be read three
-                    # times), only its end: an order broken over the line break at the edge is read whole.
-                    lead = lines[first][-_OVERLAP_CHARS:]
-                    break
-            if lead:
-                yield first, "\n".join([lead, *lines[first + 1 : i + 1]]), len(lead)
+            overlap = _overlap(lines, start)
+            body = "\n".join(lines[start : i + 1])
+            if overlap:
+                head = "\n".join(overlap)
+                yield start - len(overlap), f"{head}\n{body}", len(head)
             else:
-                yield first, "\n".join(lines[first : i + 1]), 0
+                yield start, body, 0
             start, size = i + 1, 0
+
+
+def _overlap(lines: list[str], start: int) -> list[str]:
+    """What a chunk from line ``start`` repeats of the lines before it, for an order broken over the
+    line break at its edge: up to two lines of 1,000 characters or less, or the end of a longer one (a
+    page of a few huge lines is not read three times)."""
+    repeated: list[str] = []
+    for j in range(start - 1, max(0, start - _OVERLAP_LINES) - 1, -1):
+        if len(lines[j]) > _OVERLAP_CHARS:
+            repeated.append(lines[j][-_OVERLAP_CHARS:])
+            break
+        repeated.append(lines[j])
+    return repeated[::-1]
 
 
 @functools.cache
