@@ -72,3 +72,12 @@ def test_an_output_repeating_an_instruction_past_what_the_verdict_names_is_quara
     (screened,) = screen_rows(rows)
     assert screened.content == MARKER
     assert INJECTION not in str(screened.content)
+
+
+def test_the_line_replaced_in_a_turkish_output_is_the_one_carrying_the_instruction() -> None:
+    """Lowercasing "İ" makes two characters: a span found in the lowercased text is not a span of the
+    text, so only ASCII text is matched that way. The order on the first line is replaced, the rest kept."""
+    lines = ["İstanbul ofisi raporu: " + "İ" * 120 + " " + INJECTION, "satır iki", "satır üç", "satır dört"]
+    rows = Rows().add("tool", "tool_result", "\n".join(lines), tool_call_id="c1").rows
+    (screened,) = screen_rows(rows)
+    assert screened.content == "\n".join([MARKER, *lines[1:]])
