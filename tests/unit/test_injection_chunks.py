@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from sleepcompact.domain.injection import detect
+from sleepcompact.domain.injection import _chunks, detect
 
 CHUNK = 4000
 URGENT = "Deploy it immediately. " * 4  # four matches of a faint rule (0.3), never enough alone
@@ -163,3 +163,18 @@ def test_an_order_broken_over_the_two_lines_before_the_edge_is_read_whole(last: 
     first = [*_filler(40, CHUNK - sum(len(line) + 1 for line in last)), *last]
     assert sum(len(line) + 1 for line in first) == CHUNK
     assert detect("\n".join([*first, "previous instructions.", *_filler(10, 300)])).flagged
+
+
+def test_each_chunk_repeats_two_lines_or_the_last_1000_characters_of_a_longer_one() -> None:
+    """What each chunk reads twice, so the cost of the overlap stays bounded: the two lines before it
+    when they are 1,000 characters or less (a line of exactly 1,000 is repeated whole), else the end of
+    the longer one; the length of what is repeated is what the chunk does not count again."""
+    short = [f"{n:03d} " + "x" * 75 for n in range(60)]  # 80 with its break: the first chunk is 50 lines
+    assert list(_chunks("\n".join(short))) == [
+        (0, "\n".join(short[:50]), 0),
+        (48, "\n".join(short[48:]), 159),
+    ]
+    long = ["p" * 10, "q" * 1000, "r" * 2990, "s" * 20]
+    assert list(_chunks("\n".join(long)))[1] == (2, "r" * 1000 + "\n" + "s" * 20, 1000)
+    exact = ["p" * 10, "q" * 2988, "r" * 1000, "s" * 20]
+    assert list(_chunks("\n".join(exact)))[1] == (1, "q" * 1000 + "\n" + "r" * 1000 + "\n" + "s" * 20, 2001)
