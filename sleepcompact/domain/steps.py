@@ -86,8 +86,8 @@ def middle_out(text: str, tokens: int, cap: int, seq: int, count: Count) -> tupl
 
     named = output_identifiers(text)
     # Shrink until the real count fits, however many tries that takes: ratio estimates can be far off on
-    # odd text (dense ends around a long cheap middle: eight tries left 311 of 4,000 such texts over
-    # caps of 120 and more). Each try cuts a fifth at least, so half reaches 8 and the loop ends.
+    # odd text (dense ends around a long cheap middle: eight tries left 311 of 3,185 such cuts at caps
+    # of 120 and more over their cap). Each try cuts a fifth at least, so half reaches 8 and the loop ends.
     while True:
         head, tail = text[:half], text[-half:]  # half is 8 at least: keep is 16, a token a character
         kept = count(head) + count(tail)
